@@ -5,18 +5,16 @@ value, and the refusal names every alternative in JSON's words."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from schema_support import validators
 
 from sweepgen.compile.schema import export, jsonschema_subset
 from sweepgen.compile.schema.one_or_list import one_or_list_fields
-from sweepgen.compile.schema.validate import _class_validator, _fix
-from sweepgen.errors import Location
+from sweepgen.compile.schema.validate import _fix
 
 
 @dataclass
@@ -59,16 +57,6 @@ def test_the_fields_a_class_converts_are_read_from_its_post_init_and_its_bases()
     assert one_or_list_fields(Lora) == {"target_modules"}
     assert one_or_list_fields(Script) == {"loss_type"}
     assert one_or_list_fields(Losses.__mro__[-1]) == set()
-
-
-@functools.cache
-def validators(cls: type) -> list[Any]:
-    """Both routes a dataclass schema takes: its exported JSON Schema, and the class itself."""
-    schema = export.export(f"tests:{cls.__name__}", cls)
-    return [
-        lambda config: jsonschema_subset.validate(config, schema),
-        _class_validator(cls, f"tests:{cls.__name__}", Location("spec.yaml")),
-    ]
 
 
 @pytest.mark.parametrize("route", [0, 1], ids=["exported", "dataclass"])

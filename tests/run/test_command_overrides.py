@@ -78,12 +78,18 @@ def test_a_command_giving_every_run_one_folder_is_refused_before_any_run(tmp_pat
     """`trl dpo --config {config} --output_dir runs/x`: the command line wins over each run's config,
     so all runs wrote their checkpoints into runs/x over each other's (and resumed from another run's);
     before, it started."""
-    monkeypatch.chdir(tmp_path)
-    _sweep(tmp_path)
+    _refused_before_any_run(tmp_path, monkeypatch, extra, "all 4 runs would write their checkpoints")
+
+
+def _refused_before_any_run(
+    root: Path, monkeypatch: pytest.MonkeyPatch, extra: tuple[str, ...], why: str
+) -> None:
+    monkeypatch.chdir(root)
+    _sweep(root)
     code, output = _run(*extra)
     assert code == 2, output
     said = " ".join(output.split())
-    assert f"--command sets `{extra[0]}`" in said and "all 4 runs would write their checkpoints" in said
+    assert f"--command sets `{extra[0]}`" in said and why in said
     assert "Traceback" not in said and not list(Path("generated/t").glob("*.ran"))
 
 
@@ -122,3 +128,21 @@ def test_a_command_giving_every_trial_one_folder_is_refused_before_any_trial(tmp
     said = " ".join(done.stderr.split())
     assert "every trial would write their checkpoints and logs into that one folder" in said
     assert not Path(tmp_path / "runs").exists() and "Traceback" not in said
+
+
+@pytest.mark.parametrize(
+    "extra", [("--resume_from_checkpoint", "runs/old/checkpoint-8"), ("--resume-from-checkpoint=runs/old",)]
+)
+def test_a_command_resuming_every_run_from_one_checkpoint_is_refused_before_any_run(
+    tmp_path, monkeypatch, extra
+):
+    """`trl dpo --config {config} --resume_from_checkpoint X`: every run loads X's optimizer (its
+    learning rate) and random state, so the runs' seeds and learning rates are not what they ran."""
+    _refused_before_any_run(tmp_path, monkeypatch, extra, "all 4 runs would load that one checkpoint")
+
+
+def test_a_command_resuming_each_run_from_its_own_folder_is_left_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path)
+    code, output = _run("--resume_from_checkpoint", "{run_dir}/checkpoint-8")
+    assert code == 0, output

@@ -277,3 +277,28 @@ def test_runs_not_pushing_or_pushing_to_their_own_repositories_are_left_alone(tm
     done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
     assert done.exit_code == 0, done.output
     assert sorted(Path("starts.txt").read_text().split()) == ["a", "b"]
+
+
+def test_two_runs_resuming_one_checkpoint_are_refused_before_any_starts(tmp_path, monkeypatch):
+    """`resume_from_checkpoint: FOLDER` in every run of a sweep: each loads that checkpoint's
+    optimizer (its learning rate) and random state, so the learning rates and seeds the runs are
+    named and reported by are not what they trained with."""
+    monkeypatch.chdir(tmp_path)
+    shared = {"resume_from_checkpoint": "runs/old/checkpoint-500"}
+    command = _hub_sweep(tmp_path, {"a": shared, "b": shared})
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == 2, done.output
+    said = " ".join(done.stderr.split())
+    assert "generated/t/b.yaml:" in said and "Traceback" not in said
+    assert "runs 'a' and 'b' would both resume from the checkpoint 'runs/old/checkpoint-500'" in said
+    assert "model_name_or_path" in said
+    assert not Path("starts.txt").exists()  # nothing started
+
+
+@pytest.mark.parametrize("second", [{"resume_from_checkpoint": "runs/t/b/checkpoint-4"}, {}])
+def test_runs_resuming_their_own_checkpoints_are_left_alone(tmp_path, monkeypatch, second):
+    monkeypatch.chdir(tmp_path)
+    command = _hub_sweep(tmp_path, {"a": {"resume_from_checkpoint": "runs/t/a/checkpoint-4"}, "b": second})
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == 0, done.output
+    assert sorted(Path("starts.txt").read_text().split()) == ["a", "b"]

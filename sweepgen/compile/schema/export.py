@@ -24,7 +24,8 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from sweepgen.compile.schema import code_choices, string_values
+from sweepgen.compile.schema import code_choices, report_to, string_values
+from sweepgen.compile.schema.enum_cast import enum_only_hints
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.errors import UserError
 
@@ -74,7 +75,7 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
         hints = typing.get_type_hints(cls, include_extras=True)
     except Exception as err:  # noqa: BLE001 - whatever the class's annotations raise
         raise UserError(f"cannot read the field types of {ref}: {type(err).__name__}: {err}") from None
-    hints = accepted_hints(cls, hints)
+    hints = enum_only_hints(cls, accepted_hints(cls, hints))
     props: dict[str, Any] = {}
     required: list[str] = []
     for f in dataclasses.fields(cls):
@@ -83,6 +84,8 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
         props[f.name] = _field_schema(ref, f, hints[f.name])
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             required.append(f.name)  # a field with neither has no default either
+    if report_to.FIELD in props:
+        report_to.restrict(props[report_to.FIELD], report_to.tracker_names(cls))
     guarded = code_choices.close_strings(props, [cls.__module__])
     out: dict[str, Any] = {
         "title": cls.__name__,

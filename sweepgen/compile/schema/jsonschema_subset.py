@@ -258,9 +258,15 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     if "oneOf" in schema and sum(not validate(value, s, path) for s in schema["oneOf"]) != 1:
         out.append((path, "must match exactly one of oneOf"))
     if "not" in schema and not validate(value, schema["not"], path):
-        out.append((path, "matches a schema under `not`"))
+        out.append((path, _negated(schema["not"])))
     out.extend(_conditional(value, schema, path))
     return out
+
+
+def _negated(schema: Any) -> str:
+    """The refusal of a value its ``not`` schema matches, with that schema's ``$comment`` (why)."""
+    why = schema.get("$comment") if isinstance(schema, dict) else None
+    return "matches a schema under `not`" + (f" ({why})" if isinstance(why, str) else "")
 
 
 def _conditional(value: Any, schema: dict[str, Any], path: str) -> list[tuple[str, str]]:
@@ -286,7 +292,24 @@ def _quoted(value: Any, names: list[str]) -> str:
     """How to fix a number or boolean written in quotes (``lr: "1e-5"``): a trainer's argparse may
     convert it, the schema does not, and neither does a comparison of values."""
     meant = next((name for name in names if _spells(name, value)), None)
+    if meant is None and "boolean" in names:
+        return _yaml11_word(value)
     return f" (`{value}` in quotes is text: write it without quotes for the {meant})" if meant else ""
+
+
+# words PyYAML (YAML 1.1, as TRL and most trainers load a config) reads as booleans; YAML 1.2, as
+# sweepgen reads every config, reads them as text: `use_peft: yes` is the string "yes" here
+_YAML11_BOOLEANS = {"yes": "true", "on": "true", "no": "false", "off": "false"}
+
+
+def _yaml11_word(value: Any) -> str:
+    meant = _YAML11_BOOLEANS.get(value.strip().lower()) if isinstance(value, str) else None
+    if meant is None:
+        return ""
+    return (
+        f" (`{value}` is text in YAML 1.2, as sweepgen reads configs, though PyYAML reads a boolean: "
+        f"write {meant})"
+    )
 
 
 def _spells(name: str, value: Any) -> bool:

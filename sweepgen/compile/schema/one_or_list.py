@@ -18,6 +18,7 @@ Dr. GRPO recipes' line, is taken too: exactly the mapping's constant keys, nothi
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import inspect
 import operator
@@ -35,7 +36,18 @@ def accepted_hints(cls: type, hints: dict[str, Any]) -> dict[str, Any]:
     for name, keys in mapped_fields(cls).items():
         if name in out:
             out[name] = out[name] | _type_of(keys)
+    for name, const in argparse_consts(cls).items():
+        if name in out:  # a switch's `false` says "off" as its absence does
+            out[name] = out[name] | _type_of((True, False) if isinstance(const, bool) else (const,))
     return out
+
+
+def argparse_consts(cls: type) -> dict[str, Any]:
+    """Field -> the ``const`` its metadata hands argparse: transformers' ``fsdp: str | None`` says
+    ``const: True`` (a bare ``--fsdp`` turns FSDP on; its help says ``fsdp=True``), so a config's
+    ``fsdp: true`` is a value the class takes, though its annotation names no boolean."""
+    consts = {f.name: dict(f.metadata or {}).get("const") for f in dataclasses.fields(cls)}
+    return {name: const for name, const in consts.items() if isinstance(const, (bool, int, float, str))}
 
 
 def _type_of(keys: tuple[Any, ...]) -> Any:

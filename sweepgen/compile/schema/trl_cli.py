@@ -38,11 +38,22 @@ _ENV = {
     "additionalProperties": {"type": ["string", "number", "boolean"]},
     "description": "environment variables `trl` sets before training",
 }
+# ModelConfig's `lora_target_modules` as one string is PEFT's regular expression, which a module's
+# whole name must match: "q_proj,v_proj" (a list written as a comma string) matches no module name
+# (none holds a comma), and PEFT raises "Target modules ... not found" after the model is loaded
+_COMMA_LIST = {
+    "type": "string",
+    "pattern": r"^\s*[A-Za-z0-9_.]+(\s*,\s*[A-Za-z0-9_.]+)+\s*$",
+    "$comment": "a string is one regular expression to PEFT, and no module name holds a comma: "
+    "write a list, e.g. [q_proj, v_proj]",
+}
 # raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
 # (2: fields a class converts between one value and a list take both; 3: fields mapped from
 # constants, and the `accelerate launch` options; 4: string options the trainer's code closes;
-# 5: tuples (prefixItems), and options closed under another field's value or through a class: allOf)
-CACHE_FORMAT = 5
+# 5: tuples (prefixItems), and options closed under another field's value or through a class: allOf;
+# 6: `Enum | str` fields the class casts to the enum take only its values; argparse `const`s;
+# `report_to` held to transformers' trackers; `lora_target_modules` no comma list)
+CACHE_FORMAT = 6
 
 
 def command_of(ref: str) -> str | None:
@@ -134,6 +145,8 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
         ) from None
     props, required = _class_fields(classes)
     guarded = code_choices.close_strings(props, [c.__module__ for c in classes])
+    if "lora_target_modules" in props:
+        props["lora_target_modules"]["not"] = _COMMA_LIST
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():
         if name.replace("-", "_") not in taken:  # a key the classes take never reaches accelerate

@@ -26,9 +26,17 @@ from pydantic_core import ErrorDetails
 from typing_extensions import NotRequired, Required, TypedDict
 
 from sweepgen import paths
-from sweepgen.compile.schema import code_choices, jsonschema_subset, string_values, suggest, trl_cli
+from sweepgen.compile.schema import (
+    code_choices,
+    jsonschema_subset,
+    report_to,
+    string_values,
+    suggest,
+    trl_cli,
+)
 from sweepgen.compile.schema import export as schema_export
 from sweepgen.compile.schema.code_guards import When
+from sweepgen.compile.schema.enum_cast import cast_choices
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.compile.spec import project
@@ -150,7 +158,7 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             hint="use a JSON Schema file for this class instead",
         ) from None
     known = sorted(fields)
-    choices = _documented_choices(cls, hints)
+    choices = {**_documented_choices(cls, hints), **cast_choices(cls, hints), **_trackers(cls)}
     guarded = _guarded_choices(cls, hints)
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
@@ -211,6 +219,13 @@ def _message(error: ErrorDetails, cls: type, known: list[str]) -> str:
         return error["msg"]
     close = suggest.closest_key(str(error["loc"][0]), known)
     return f"{_UNKNOWN_FIELD} of {cls.__name__}" + (f" (did you mean `{close}`?)" if close else "")
+
+
+def _trackers(cls: type) -> dict[str, tuple[list[str], str]]:
+    """``report_to`` written as one name, held to the trackers transformers builds (a list's items
+    are the exported schema's to hold: this route checks strings only)."""
+    names = report_to.tracker_names(cls)
+    return {report_to.FIELD: (names, "transformers' INTEGRATION_TO_CALLBACK")} if names else {}
 
 
 def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, tuple[list[str], str]]:

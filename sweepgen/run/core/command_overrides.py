@@ -25,6 +25,8 @@ _NAMING = frozenset({"run_name", "output_dir"})  # as tasks.NAMING_PATHS: checke
 
 # the folders a run writes its checkpoints and logs to: one value for every run is one folder for all
 _FOLDERS = frozenset({"output_dir", "logging_dir"})
+# a Hugging Face Trainer's checkpoint to resume from: one for every run is one start for all
+_RESUME = "resume_from_checkpoint"
 # placeholders filled with each run's own value ({config_dir} is the sweep's, the same for all)
 _PER_RUN = ("{run_dir}", "{name}", "{variant}", "{config}", "{config_name}")
 
@@ -49,7 +51,16 @@ def _check_folders(argv: Sequence[str], who: str) -> None:
     one folder, over the others', and resume from another run's checkpoint."""
     for word, flag, name, value in _settings(_words(argv)):
         key = name.replace("-", "_") if flag else name.rsplit(".", 1)[-1]
-        if key in _FOLDERS and value is not None and not any(p in value for p in _PER_RUN):
+        shared = value is not None and not any(p in value for p in _PER_RUN)
+        if key == _RESUME and shared and str(value).lower() not in ("true", "false"):
+            raise UserError(
+                f"--command sets `{word}` {value!r} for every run: {who} would load that one "
+                "checkpoint's optimizer and scheduler (its learning rate, not the config's) and random "
+                "state (not the run's seed)",
+                hint=f"remove `{word}` from --command; to start the runs from one trained model, name "
+                "its folder in model_name_or_path",
+            )
+        if key in _FOLDERS and shared:
             raise UserError(
                 f"--command sets `{word}` {value!r} for every run: the command line wins over the "
                 f"config, so {who} would write their checkpoints and logs into that one folder, over "

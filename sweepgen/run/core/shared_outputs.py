@@ -38,11 +38,16 @@ else:  # pragma: no cover - Python 3.10
 # a Hugging Face Trainer's `push_to_hub: true` pushes the run's model to the Hub repository
 # `hub_model_id`: one id for two runs has the later push replace the earlier run's model there
 _HUB = "hub_model_id"
+# a Hugging Face Trainer config's `resume_from_checkpoint: FOLDER` (TRL's scripts pass it to
+# `trainer.train`): two runs resuming one checkpoint both load its weights, its optimizer and
+# scheduler (their learning rate, not the config's) and its random state, so the runs' names and
+# the report compare learning rates and seeds the runs did not train with
+_RESUME = "resume_from_checkpoint"
 _SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")  # as sweepgen.readers.configfile.KINDS
 _DATA_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", *_SHELL_SUFFIXES)
 # a flag spells a key with dashes too (--save-path): the bytes looked for before anything is parsed
 _MENTIONS = tuple(
-    k.encode() for key in (*output_keys.OUTPUT_KEYS, _HUB) for k in {key, key.replace("_", "-")}
+    k.encode() for key in (*output_keys.OUTPUT_KEYS, _HUB, _RESUME) for k in {key, key.replace("_", "-")}
 )
 _HINT = (
     'set it per run in the spec, e.g. derived: {{{key}: "runs/{{{{ sweep.name }}}}/'
@@ -75,7 +80,9 @@ class OutputClaims:
 
 def _claim(path: tuple[str, ...], value: str) -> str:
     """What two runs may not share: a folder (any spelling of it), or a Hub repository."""
-    return f"hub:{value.strip().lower()}" if path == (_HUB,) else output_keys.folder_key(value)
+    if path == (_HUB,):
+        return f"hub:{value.strip().lower()}"
+    return f"resume:{output_keys.folder_key(value)}" if path == (_RESUME,) else output_keys.folder_key(value)
 
 
 def _shared_error(run: str, shared: tuple[tuple[str, ...], str, str], where: Any, shown: str) -> ConfigError:
@@ -94,6 +101,16 @@ def _shared_error(run: str, shared: tuple[tuple[str, ...], str, str], where: Any
             key=key,
             hint='give each run its own, e.g. derived: {hub_model_id: "ORG/NAME-{{ variant.run_name }}"}, '
             "or push_to_hub: false",
+        )
+    if path == (_RESUME,):
+        return ConfigError(
+            f"runs {other!r} and {run!r} would both resume from the checkpoint {value!r}: each loads "
+            "its weights, its optimizer and scheduler (their learning rate, not the config's) and its "
+            "random state (not the run's seed)",
+            location=location,
+            key=key,
+            hint="to start the runs from one trained model, name its folder in model_name_or_path "
+            "(weights only) and drop resume_from_checkpoint",
         )
     return ConfigError(
         f"runs {other!r} and {run!r} would both write to {value!r}: one run would "
@@ -116,7 +133,7 @@ def _locations(config_path: Path, data: bytes) -> tuple[Any, list[tuple[tuple[st
     except (UnicodeDecodeError, ValueError, UserError, RecursionError):
         return None
     resolved = resolve_interpolations(config, str(config_path))
-    places = [*output_keys.locations(resolved), *_hub_repo(resolved)]
+    places = [*output_keys.locations(resolved), *_hub_repo(resolved), *_resumed(resolved)]
     return doc, [(p, v) for p, v in places if "${" not in v]
 
 
@@ -127,6 +144,13 @@ def _hub_repo(config: Any) -> list[tuple[tuple[str, ...], str]]:
         return []
     repo = config.get(_HUB)
     return [((_HUB,), repo)] if isinstance(repo, str) and repo.strip() else []
+
+
+def _resumed(config: Any) -> list[tuple[tuple[str, ...], str]]:
+    """The checkpoint folder a Hugging Face Trainer config resumes from (top-level
+    ``resume_from_checkpoint``); none for ``true`` (each run's own last checkpoint) or no folder."""
+    repo = config.get(_RESUME) if isinstance(config, dict) else None
+    return [((_RESUME,), repo)] if isinstance(repo, str) and repo.strip() else []
 
 
 def _parsed(suffix: str, text: str, shown: str) -> tuple[Any, Any]:

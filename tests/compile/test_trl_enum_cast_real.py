@@ -1,0 +1,120 @@
+"""`trl:dpo` (and `trl:DPOConfig`) against the installed trl: a string option transformers casts to
+an enum in `TrainingArguments.__post_init__` (`eval_strategy`, `optim`, `lr_scheduler_type`, ...)
+takes exactly what `trl dpo --config` takes, and `fsdp: true` (its help's own words) is taken;
+TRL's own parser is the oracle."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.train  # imports trl
+
+BASE = "output_dir: out\nbf16: false\n"
+CASES = [
+    (
+        "eval_strategy: step\n",
+        "`eval_strategy`: must be one of ['no', 'steps', 'epoch']; did you mean 'steps'?",
+    ),
+    ("lr_scheduler_type: cosin\n", "did you mean 'cosine'?"),
+    ("hub_strategy: every\n", "did you mean 'every_save'?"),
+    ("optim: adamw\n", "`optim`: must be one of ['adamw_torch',"),
+    (
+        'eval_strategy: steps\nsave_strategy: "no"\nhub_strategy: end\noptim: adamw_torch_fused\n'
+        "lr_scheduler_type: cosine_with_min_lr\nlogging_strategy: epoch\nfsdp: true\n",
+        None,
+    ),
+]
+
+
+def _trl_takes(path: Path) -> bool:
+    """What `trl dpo --config PATH` does before it trains: its parser builds the dataclasses, and
+    TrainingArguments.__post_init__ casts the strategies to their enums."""
+    from trl.scripts.dpo import make_parser
+
+    try:
+        make_parser().parse_args_and_config(["--config", str(path)], return_remaining_strings=True)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("schema", ["trl:dpo", "trl:DPOConfig"])
+@pytest.mark.parametrize(("extra", "refused"), CASES, ids=["eval", "scheduler", "hub", "optim", "accepted"])
+def test_an_option_transformers_casts_to_an_enum_is_refused_exactly_where_trl_raises(
+    tmp_path, schema, extra, refused
+):
+    (tmp_path / "dpo.yaml").write_text(BASE + extra)
+    assert _trl_takes(tmp_path / "dpo.yaml") == (refused is None)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "init", "--from", "dpo.yaml", "--schema", schema],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if refused is None:
+        assert done.returncode == 0, done.stderr
+        return
+    assert done.returncode == 2 and refused in done.stderr, done.stderr
+    assert "dpo.yaml:3:" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "value", ["tensorbaord", "wandb,tensorboard", ["tensorboard", "wandb"], ["wandbb"], "none", "all", None]
+)
+def test_report_to_takes_exactly_the_trackers_transformers_builds_callbacks_for(tmp_path, monkeypatch, value):
+    """`report_to: tensorbaord` passed `check` and the Trainer raised once built, after the model
+    loaded; transformers' own `get_reporting_integration_callbacks` is the oracle."""
+    from transformers.integrations.integration_utils import get_reporting_integration_callbacks
+    from trl import DPOConfig
+
+    from sweepgen.compile.schema import export, jsonschema_subset, trl_cli
+    from sweepgen.compile.schema.validate import _class_validator
+    from sweepgen.errors import Location
+
+    try:
+        get_reporting_integration_callbacks(value)
+        trl_takes = True
+    except ValueError:
+        trl_takes = False
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    for schema in (trl_cli.command_schema("dpo", Location("t")), export.export("trl:DPOConfig", DPOConfig)):
+        problems = jsonschema_subset.validate({"report_to": value}, {**schema, "required": []})
+        assert (problems == []) == trl_takes, (value, problems)
+        assert trl_takes or "did you mean" in problems[0][1] or isinstance(value, list)
+    if not isinstance(value, list):  # the class route (`schema: trl:DPOConfig`) holds a name alike
+        check = _class_validator(DPOConfig, "trl:DPOConfig", Location("t"))
+        assert (check({"report_to": value}) == []) == trl_takes, value
+
+
+@pytest.mark.parametrize("value", ["q_proj,v_proj", "q_proj, v_proj", ["q_proj", "v_proj"], "all-linear"])
+def test_lora_target_modules_as_a_comma_string_is_refused_as_peft_refuses_it(tmp_path, monkeypatch, value):
+    """`lora_target_modules: "q_proj,v_proj"` passed `check`; PEFT reads one string as a regular
+    expression a module's whole name must match, and raised after the model loaded. PEFT on the
+    tests' tiny model is the oracle."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from sweepgen.compile.schema import jsonschema_subset, trl_cli
+    from sweepgen.errors import Location
+    from sweepgen_trainer.config import TinyModel
+    from sweepgen_trainer.models import build_tiny_model
+
+    model = AutoModelForCausalLM.from_pretrained(build_tiny_model(TinyModel()))
+    try:
+        get_peft_model(model, LoraConfig(target_modules=value, r=2))
+        peft_takes = True
+    except ValueError:
+        peft_takes = False
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    schema = {**trl_cli.command_schema("sft", Location("t")), "required": []}
+    problems = jsonschema_subset.validate({"lora_target_modules": value}, schema)
+    assert (problems == []) == peft_takes, (value, problems)
+    assert peft_takes or "write a list, e.g. [q_proj, v_proj]" in problems[0][1]
