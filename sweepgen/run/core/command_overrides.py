@@ -8,6 +8,9 @@ or a Hydra override naming the whole path (``trainer.beta=0.1``, ``+trainer.beta
 unless its value is a placeholder filled per run (``--output_dir {run_dir}``). The run's own folder
 and name (``output_dir``, ``run_name``) are left to the run-folder checks. A search's axes count
 as values the runs differ in: ``--lr 1e-5`` on a search over ``lr`` makes every trial one point.
+One value for every run of a folder a run writes (``--output_dir runs/x``, ``--logging_dir``) or of
+a checkpoint it resumes (``--resume_from_checkpoint``) is refused too: all runs would write into, or
+start from, the same one.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ def check_search(argv: Sequence[str], axes: Sequence[str]) -> None:
 def _check_folders(argv: Sequence[str], who: str) -> None:
     """``--output_dir runs/x`` (or ``trainer.output_dir=runs/x``) in --command: the command line wins
     over each run's config, so every run would write its checkpoints, trainer state and logs into
-    one folder, over the others', and resume from another run's checkpoint."""
+    one folder, over the others', and resume from another run's checkpoint; ``--resume_from_checkpoint
+    X`` starts every run from one checkpoint's state."""
     for word, flag, name, value in _settings(_words(argv)):
         key = name.replace("-", "_") if flag else name.rsplit(".", 1)[-1]
         shared = value is not None and not any(p in value for p in _PER_RUN)
