@@ -146,3 +146,23 @@ def test_a_command_resuming_each_run_from_its_own_folder_is_left_alone(tmp_path,
     _sweep(tmp_path)
     code, output = _run("--resume_from_checkpoint", "{run_dir}/checkpoint-8")
     assert code == 0, output
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ("--beta", "{config_dir}"),
+        ("--beta", "{{name}}"),
+        ("--seed={{config}}",),
+        ("--output_dir", "{{run_dir}}"),
+    ],
+    ids=["config_dir", "literal-braces", "literal-config", "literal-run-dir"],
+)
+def test_a_value_with_braces_but_no_per_run_placeholder_is_one_value_for_every_run(
+    tmp_path, monkeypatch, extra
+):
+    """One rule for "filled per run" in both refusals: a placeholder run fills with each run's own
+    value. `{config_dir}` is the sweep's folder and `{{...}}` literal braces (a JSON value): the
+    same for every run. Before, any `{` in a value the runs differ in let it pass, and `{{run_dir}}`
+    (a literal `{run_dir}`) passed as a folder per run."""
+    _refused_before_any_run(tmp_path, monkeypatch, extra, "for every run")

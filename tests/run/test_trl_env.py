@@ -55,3 +55,20 @@ def test_other_env_blocks_and_commands_are_left_alone(tmp_path, monkeypatch, env
     command = () if "--command" in args else ("--command", TRL)
     result = _run(*command, *args)
     assert result.exit_code == 0, result.output
+
+
+def test_each_run_s_rendered_config_is_read_once_at_the_start_checks(tmp_path, monkeypatch):
+    """The vLLM server, process count and env: judgments share one read of each run's rendered
+    file (before, each read and parsed it again: three times per run)."""
+    from sweepgen.run.core import config_where
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no accelerate default config of the person's
+    _sweep(tmp_path, {"env": {"TOKENIZERS_PARALLELISM": "false"}})
+    read: list[str] = []
+    real = config_where._bytes
+    monkeypatch.setattr(config_where, "_bytes", lambda d, t: read.append(t.name) or real(d, t))
+    result = _run("--command", TRL, "--gpus", "0,1", "--per-gpu", "1")
+    assert result.exit_code == 0, result.output
+    assert sorted(read) == ["beta1", "beta2"]

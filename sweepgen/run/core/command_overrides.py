@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import string
 from collections.abc import Iterator, Sequence
 
 from sweepgen.errors import UserError
@@ -31,7 +32,7 @@ _FOLDERS = frozenset({"output_dir", "logging_dir"})
 # a Hugging Face Trainer's checkpoint to resume from: one for every run is one start for all
 _RESUME = "resume_from_checkpoint"
 # placeholders filled with each run's own value ({config_dir} is the sweep's, the same for all)
-_PER_RUN = ("{run_dir}", "{name}", "{variant}", "{config}", "{config_name}")
+_PER_RUN = frozenset({"run_dir", "name", "variant", "config", "config_name"})
 
 
 def check(argv: Sequence[str], tasks: Sequence[RunTask]) -> None:
@@ -55,7 +56,7 @@ def _check_folders(argv: Sequence[str], who: str) -> None:
     X`` starts every run from one checkpoint's state."""
     for word, flag, name, value in _settings(_words(argv)):
         key = name.replace("-", "_") if flag else name.rsplit(".", 1)[-1]
-        shared = value is not None and not any(p in value for p in _PER_RUN)
+        shared = value is not None and not _filled_per_run(value)
         if key == _RESUME and shared and str(value).lower() not in ("true", "false"):
             raise UserError(
                 f"--command sets `{word}` {value!r} for every run: {who} would load that one "
@@ -82,9 +83,19 @@ def _check(argv: Sequence[str], varying: dict[str, set[str]]) -> None:
     by_flag = {path.rsplit(".", 1)[-1]: path for path in varying}
     for word, flag, name, value in _settings(_words(argv)):
         path = _named_path(flag, name, by_flag, varying)
-        if path is None or (value is not None and "{" in value):
+        if path is None or (value is not None and _filled_per_run(value)):
             continue
         raise _refusal(word, path, varying[path])
+
+
+def _filled_per_run(value: str) -> bool:
+    """Whether a value holds a placeholder `run` fills with each run's own value, read as `run`
+    fills it (str.format): `{{...}}` is literal braces (a JSON value, the same for every run) and
+    `{config_dir}` the sweep's folder, the same for every run."""
+    try:
+        return any(name in _PER_RUN for _, name, _, _ in string.Formatter().parse(value))
+    except ValueError:  # unbalanced braces: parse_command refused the word already
+        return False
 
 
 def _named_path(flag: bool, name: str, by_flag: dict[str, str], varying: dict[str, set[str]]) -> str | None:

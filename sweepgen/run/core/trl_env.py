@@ -10,36 +10,32 @@ memory, while the schedule says the runs are spread (a wrong sweep that looks ri
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location, rendered
-from sweepgen.run.core.trl_output_dir import trl_training
+from sweepgen.run.core.config_where import key_location
 
 # what selects the devices a CUDA process sees (ROCm's twins for AMD GPUs)
 DEVICE_KEYS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
 
-def check(
-    sweep_dir: Path, command: Sequence[str] | None, tasks: Sequence[RunTask], gpus_each: int | None
-) -> None:
-    """Exit 2 when ``command`` runs TRL's training script, each run is given its GPUs (``gpus_each``
-    not None), and a run's config sets one of DEVICE_KEYS in its ``env:`` block."""
-    if gpus_each is None or command is None or not trl_training(command):
+def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], gpus_each: int) -> None:
+    """Exit 2 when the run's rendered ``config`` sets one of DEVICE_KEYS in its ``env:`` block while
+    the run is given ``gpus_each`` GPUs."""
+    env = config.get("env")
+    if not isinstance(env, Mapping):
         return
-    for task in tasks:
-        env = rendered(sweep_dir, task).get("env")
-        key = next((k for k in DEVICE_KEYS if isinstance(env, Mapping) and k in env), None)
-        if key is not None:
-            assert isinstance(env, Mapping)  # (key found in it: mypy)
-            raise ConfigError(
-                f"the config of run {task.name!r} sets env.{key} to {str(env[key])!r}, which TRL applies "
-                f"inside the run over the {gpus_each} GPU(s) `sweepgen run` gives each run: every run "
-                "would train on the config's GPUs, not the ones it was given",
-                location=key_location(sweep_dir, task, ("env", key)),
-                key=f"env.{key}",
-                hint=f"remove {key} from the config's env: block; choose the GPUs with "
-                "`sweepgen run --gpus` (resources.gpus_per_run on Slurm)",
-            )
+    key = next((k for k in DEVICE_KEYS if k in env), None)
+    if key is not None:
+        raise ConfigError(
+            f"the config of run {task.name!r} sets env.{key} to {str(env[key])!r}, which TRL applies "
+            f"inside the run over the {gpus_each} GPU(s) `sweepgen run` gives each run: every run "
+            "would train on the config's GPUs, not the ones it was given",
+            location=key_location(sweep_dir, task, ("env", key)),
+            key=f"env.{key}",
+            hint=f"remove {key} from the config's env: block; choose the GPUs with "
+            "`sweepgen run --gpus` (resources.gpus_per_run on Slurm)",
+        )

@@ -31,28 +31,31 @@ import yaml
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.outtree import check_rel
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location, rendered
+from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.runfiles import read_bytes
-from sweepgen.run.core.trl_output_dir import trl_training
 
 _PRESET = re.compile(r"[A-Za-z0-9_-]+")  # the names of trl/accelerate_configs/*.yaml
 _COUNT = re.compile(r"[0-9]{1,9}")  # ASCII digits, few enough for int()
 
 
-def check(
-    sweep_dir: Path, command: Sequence[str] | None, tasks: Sequence[RunTask], gpus_each: int | None
+def launch_counts(command: Sequence[str]) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
+    """(the count on ``command``'s line, the count its launch config or accelerate's default
+    config asks for): read once for all runs."""
+    return _command_processes(command), _launch_config(command)
+
+
+def judge(
+    sweep_dir: Path,
+    task: RunTask,
+    config: Mapping[str, Any],
+    counts: tuple[tuple[int, str] | None, tuple[int, str] | None],
+    gpus_each: int,
 ) -> None:
-    """Exit 2 when ``command`` runs TRL's training script and a run's config (of the sweep in
-    ``sweep_dir``) asks accelerate for more processes than the ``gpus_each`` GPUs each run sees
-    (None: not limited, every GPU)."""
-    if gpus_each is None or command is None or not trl_training(command):
-        return
-    on_command_line = _command_processes(command)
-    elsewhere = _launch_config(command)  # read once: the command's --config_file, or the default
-    for task in tasks:
-        wanted, from_command = _asked(rendered(sweep_dir, task), on_command_line, elsewhere)
-        if wanted is not None and wanted[0] > max(gpus_each, 1):
-            raise _refusal(sweep_dir, task, wanted, gpus_each, from_command=from_command)
+    """Exit 2 when the run's rendered ``config`` (with the command's ``counts``, launch_counts) asks
+    accelerate for more processes than the ``gpus_each`` GPUs the run sees."""
+    wanted, from_command = _asked(config, *counts)
+    if wanted is not None and wanted[0] > max(gpus_each, 1):
+        raise _refusal(sweep_dir, task, wanted, gpus_each, from_command=from_command)
 
 
 def _asked(

@@ -48,9 +48,18 @@ def first_shared(
     an earlier one of ``new``, when ``at_once`` runs may go together; None when none does."""
     if at_once < 2:
         return None
+    return shared_among(sweep_dir, [(t, rendered(sweep_dir, t)) for t in [*running, *new]], at_once, executor)
+
+
+def shared_among(
+    sweep_dir: Path, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], at_once: int, executor: str
+) -> ConfigError | None:
+    """The refusal of the first run of ``configs`` (each with its rendered config, in order) that
+    names the vLLM server of an earlier one, when ``at_once`` runs may go together."""
+    if at_once < 2:
+        return None
     seen: dict[str, RunTask] = {}
-    for task in [*running, *new]:
-        config = rendered(sweep_dir, task)
+    for task, config in configs:
         address = server_of(config)
         if address is None or (executor != "local" and _host(address) in _LOOPBACK):
             continue

@@ -32,9 +32,7 @@ from sweepgen.run.core import (
     runlock,
     stop_signals,
     sweep_state,
-    trl_env,
-    trl_processes,
-    vllm_server,
+    trl_start,
 )
 from sweepgen.run.core.base import (
     LOG_FILE,
@@ -163,9 +161,7 @@ def _refuse_before_start(
     request: RunRequest, ex: Executor, argv: tuple[str, ...] | None, to_start: list[RunTask]
 ) -> None:
     """What would make every run wrong or fail, refused before any starts (exit 2)."""
-    vllm_server.check(request.sweep_dir, to_start, ex.at_once(len(to_start)), ex.name)
-    trl_processes.check(request.sweep_dir, argv, to_start, ex.gpus_each())
-    trl_env.check(request.sweep_dir, argv, to_start, ex.gpus_each())
+    trl_start.check(request.sweep_dir, argv, to_start, ex.at_once(len(to_start)), ex.name, ex.gpus_each())
     if to_start and argv is not None and ex.name == "local" and not request.dry_run:
         program.check_found(argv)
 
