@@ -15,7 +15,7 @@ from sweepgen.outtree import read_inside
 from sweepgen.run.core.base import RunTask
 
 
-def key_location(sweep_dir: Path, task: RunTask, key: str | tuple[str, ...]) -> Location:
+def key_location(sweep_dir: Path, task: RunTask, key: str | tuple[str | int, ...]) -> Location:
     """The line of ``key`` (a top-level key, or a path of keys) in the run's rendered YAML config;
     the file itself otherwise (another kind, or a file that does not read: its own checks say why)."""
     shown = str(task.config_path)

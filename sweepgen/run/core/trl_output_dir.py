@@ -53,9 +53,15 @@ def _applies(command: Sequence[str] | None) -> bool:
 def trl_training(command: Sequence[str]) -> bool:
     """``trl grpo ...``, or TRL's script of a training command run as a module or a file
     (``accelerate launch -m trl.scripts.grpo``, ``python -m trl.scripts.sft``, ``.../trl/scripts/dpo.py``)."""
+    return trl_script(command) is not None
+
+
+def trl_script(command: Sequence[str]) -> str | None:
+    """The TRL training command (``grpo``) ``command`` runs, as trl_training tells it; None for any
+    other command."""
     if len(command) >= 2 and os.path.basename(command[0]) == "trl":
-        return command[1] in _commands()
-    return any(name in _commands() for name in _trl_scripts(command))
+        return command[1] if command[1] in _commands() else None
+    return next((name for name in _trl_scripts(command) if name in _commands()), None)
 
 
 def _trl_scripts(command: Sequence[str]) -> list[str]:

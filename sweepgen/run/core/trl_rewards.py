@@ -1,0 +1,211 @@
+"""`trl grpo` / `trl rloo` configs naming a reward function TRL cannot load: refused before any run
+starts.
+
+TRL's scripts take each name of ``reward_funcs`` from their own registry (``accuracy_reward``...)
+or, holding a dot, as ``module.function`` imported from the working folder (the script puts it
+first on ``sys.path``) or the run's environment. A misspelled name fails every run of the sweep
+once trl is imported, after each started (and the failed runs then need ``--rerun-failed``).
+
+Nothing is imported here: the registry's names are read from the installed script's source, and a
+module the working folder holds (``my_rewards.py``, ``pkg/rewards.py``, a package's
+``__init__.py``) is parsed, not run, for a top-level definition of the name. A module that no file
+of the working folder holds is refused only when sweepgen's interpreter finds it nowhere and the
+command's program lives beside that interpreter (one environment: else the run's own environment
+may hold it). A module whose top level is not plain (``from x import *``, ``__getattr__``) is not
+judged.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sweepgen.compile.schema.suggest import closest_key
+from sweepgen.errors import ConfigError, UserError
+from sweepgen.outtree import check_rel
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.config_where import key_location
+from sweepgen.run.core.runfiles import read_bytes
+
+_SCRIPTS = ("grpo", "rloo")  # TRL's scripts that read reward_funcs
+_REGISTRY = "reward_funcs_registry"  # the name of the dict each script's main() builds
+_MAX_SOURCE_BYTES = 1 << 20
+
+
+def judge(
+    sweep_dir: Path, task: RunTask, config: Mapping[str, Any], script: str, command: Sequence[str]
+) -> None:
+    """Exit 2 when the run's rendered ``config``, run by TRL's ``script``, names a reward function
+    TRL would not find."""
+    funcs = config.get("reward_funcs")
+    if script not in _SCRIPTS or not isinstance(funcs, list):
+        return
+    for index, name in enumerate(funcs):
+        problem = _problem(name, script, command) if isinstance(name, str) else None
+        if problem is not None:
+            why, hint = problem
+            raise ConfigError(
+                f"reward_funcs names {name!r}, which `trl {script}` cannot load: {why}",
+                location=key_location(sweep_dir, task, ("reward_funcs", index)),
+                key=f"reward_funcs[{index}]",
+                hint=hint,
+            )
+
+
+def _problem(name: str, script: str, command: Sequence[str]) -> tuple[str, str] | None:
+    """(why, how to fix) when TRL would fail to load the reward function ``name``; None otherwise."""
+    registry = _registry(script)  # None: trl is not installed here, its own names are not known
+    if registry is not None and name in registry:
+        return None
+    if "." in name:
+        module, function = name.rsplit(".", 1)
+        return _not_importable(module, function, command)
+    return None if registry is None else _not_trl_s(name, registry)
+
+
+def _not_trl_s(name: str, registry: frozenset[str]) -> tuple[str, str]:
+    near = closest_key(name, registry)
+    return (
+        f"it is none of TRL's own ({', '.join(sorted(registry))}) and no import path",
+        f"did you mean {near!r}?" if near else "write module.function for a function of your own",
+    )
+
+
+def _not_importable(module: str, function: str, command: Sequence[str]) -> tuple[str, str] | None:
+    """(why, how to fix) when ``module.function`` is not found where TRL imports it from."""
+    found = _local_module(module)
+    if found is None:
+        return _missing_module(module, command)
+    defined = _top_level_names(found)
+    if defined is None or function in defined:
+        return None
+    near = closest_key(function, defined)
+    return (
+        f"{found} defines no top-level `{function}`",
+        f"did you mean `{module}.{near}`?" if near else f"define `{function}` in {found}",
+    )
+
+
+def _missing_module(module: str, command: Sequence[str]) -> tuple[str, str] | None:
+    """The refusal of a module no file of the working folder holds, when the run's environment is
+    sweepgen's own and it holds no such module either."""
+    top = module.split(".", 1)[0]
+    if not _same_environment(command) or importlib.util.find_spec(top) is not None:
+        return None
+    shown = module.replace(".", "/")
+    return (
+        f"no module `{module}`: no {shown}.py (or {shown}/__init__.py) in the working folder "
+        f"{os.getcwd()}, where the runs start, and none installed",
+        f"put {shown}.py in the folder you run `sweepgen run` from, or fix the module's name",
+    )
+
+
+def _same_environment(command: Sequence[str]) -> bool:
+    """Whether the command's program is installed beside sweepgen's interpreter (one venv)."""
+    program = shutil.which(command[0]) if command else None
+    return program is not None and os.path.dirname(os.path.abspath(program)) == os.path.dirname(
+        os.path.abspath(sys.executable)
+    )
+
+
+def _local_module(module: str) -> str | None:
+    """The file of the working folder that ``import module`` loads first (TRL puts the folder first
+    on sys.path): ``a/b.py`` or ``a/b/__init__.py``; None when there is none (or it cannot be read
+    as a project file: a link, a path leaving the folder)."""
+    parts = module.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return None
+    stem = "/".join(parts)
+    for rel in (f"{stem}/__init__.py", f"{stem}.py"):  # a package before a module, as Python's finder
+        try:
+            check_rel(os.getcwd(), rel)
+            if os.path.isfile(rel) and not os.path.islink(rel):
+                return rel
+        except (OSError, ValueError, UserError):
+            continue
+    return None
+
+
+def _top_level_names(rel: str) -> set[str] | None:
+    """The names a module file binds at its top level; None when that cannot be told without
+    running it (a star import, a module ``__getattr__``, a file that does not read or parse)."""
+    try:
+        data = read_bytes(Path(rel), limit=_MAX_SOURCE_BYTES)
+        tree = ast.parse(data or b"", rel)
+    except (OSError, ValueError, UserError, SyntaxError, RecursionError):
+        return None
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return None
+        names |= _bound(node)
+    return None if "__getattr__" in names else names
+
+
+def _bound(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds (definitions, assignments, imports); those bound
+    inside an ``if``/``try`` at the top level count too."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".", 1)[0] for a in node.names}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return _assigned(node)
+    return {name for s in _inner(node) for name in _bound(s)}
+
+
+def _assigned(node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _inner(node: ast.stmt) -> list[ast.stmt]:
+    """The statements of a compound statement's blocks (an ``if``'s, a ``try``'s and its handlers')."""
+    inner = [s for field in ("body", "orelse", "finalbody") for s in getattr(node, field, [])]
+    return inner + [s for handler in getattr(node, "handlers", []) for s in handler.body]
+
+
+@functools.cache
+def _registry(script: str) -> frozenset[str] | None:
+    """The names of TRL's own reward functions, read from the installed ``trl/scripts/SCRIPT.py``
+    (the ``reward_funcs_registry = {...}`` its main() builds) without importing trl; None when trl
+    is not installed here or the script holds no such dict."""
+    tree = _script_tree(script)
+    found = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign) and _is_registry(n)] if tree else []
+    return frozenset(_string_keys(found[0])) if found else None
+
+
+def _is_registry(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Dict)
+        and _REGISTRY in _names(node.targets)
+    )
+
+
+def _string_keys(mapping: ast.expr) -> list[str]:
+    keys = mapping.keys if isinstance(mapping, ast.Dict) else []
+    return [k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+
+
+def _names(targets: list[ast.expr]) -> set[str]:
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def _script_tree(script: str) -> ast.Module | None:
+    """The parsed source of the installed ``trl/scripts/SCRIPT.py``, found without importing trl."""
+    spec = importlib.util.find_spec("trl")
+    for folder in list(spec.submodule_search_locations or []) if spec else []:
+        try:
+            with open(os.path.join(folder, "scripts", f"{script}.py"), "rb") as fh:
+                return ast.parse(fh.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+    return None
