@@ -94,13 +94,28 @@ def test_report_to_takes_exactly_the_trackers_transformers_builds_callbacks_for(
         assert (check({"report_to": value}) == []) == trl_takes, value
 
 
-@pytest.mark.parametrize("value", ["q_proj,v_proj", "q_proj, v_proj", ["q_proj", "v_proj"], "all-linear"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "q_proj,v_proj",
+        "q_proj, v_proj",
+        ["q_proj", "v_proj"],
+        "all-linear",
+        ["all-linear"],
+        ["q_proj"],  # TRL makes it "q_proj": one pattern of a whole name
+        "v_proj",
+        [r".*\.q_proj"],
+        ["lm_head"],  # a top-level module: its whole name
+    ],
+)
 def test_lora_target_modules_as_a_comma_string_is_refused_as_peft_refuses_it(tmp_path, monkeypatch, value):
-    """`lora_target_modules: "q_proj,v_proj"` passed `check`; PEFT reads one string as a regular
-    expression a module's whole name must match, and raised after the model loaded. PEFT on the
-    tests' tiny model is the oracle."""
+    """`lora_target_modules: "q_proj,v_proj"` (and `[q_proj]`, which TRL's ModelConfig makes the
+    string "q_proj") passed `check`; PEFT reads one string as a regular expression a module's whole
+    name must match, and raised after the model loaded. TRL's ModelConfig, then PEFT on the tests'
+    tiny model, is the oracle."""
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
+    from trl import ModelConfig
 
     from sweepgen.compile.schema import jsonschema_subset, trl_cli
     from sweepgen.errors import Location
@@ -109,7 +124,8 @@ def test_lora_target_modules_as_a_comma_string_is_refused_as_peft_refuses_it(tmp
 
     model = AutoModelForCausalLM.from_pretrained(build_tiny_model(TinyModel()))
     try:
-        get_peft_model(model, LoraConfig(target_modules=value, r=2))
+        as_trl_passes_it = ModelConfig(lora_target_modules=value).lora_target_modules
+        get_peft_model(model, LoraConfig(target_modules=as_trl_passes_it, r=2))
         peft_takes = True
     except ValueError:
         peft_takes = False
@@ -117,4 +133,8 @@ def test_lora_target_modules_as_a_comma_string_is_refused_as_peft_refuses_it(tmp
     schema = {**trl_cli.command_schema("sft", Location("t")), "required": []}
     problems = jsonschema_subset.validate({"lora_target_modules": value}, schema)
     assert (problems == []) == peft_takes, (value, problems)
-    assert peft_takes or "write a list, e.g. [q_proj, v_proj]" in problems[0][1]
+    assert (
+        peft_takes
+        or "write a list, e.g. [q_proj, v_proj]" in problems[0][1]
+        or ("a layer's short name alone matches no module" in problems[0][1])
+    )

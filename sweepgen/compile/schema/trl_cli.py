@@ -47,13 +47,29 @@ _COMMA_LIST = {
     "$comment": "a string is one regular expression to PEFT, and no module name holds a comma: "
     "write a list, e.g. [q_proj, v_proj]",
 }
+# ...and ModelConfig makes a one-item list its item (`[q_proj]` is "q_proj"): one layer's short name,
+# which names a module inside a block (`model.layers.0.self_attn.q_proj`), matches no whole name.
+# Only names that are never a model's top-level module are listed (`lm_head` alone is one, and taken)
+_LAYER_NAMES = (
+    "q_proj|k_proj|v_proj|o_proj|qkv_proj|gate_proj|up_proj|down_proj|gate_up_proj|c_attn|c_proj|c_fc|"
+    "query_key_value|query|key|value|dense|dense_h_to_4h|dense_4h_to_h|fc1|fc2|out_proj|in_proj|"
+    "w1|w2|w3|wq|wk|wv|wo|Wqkv|embed_tokens"
+)
+_ONE_LAYER = {"type": "string", "pattern": rf"^(?:{_LAYER_NAMES})$"}
+_ONE_LAYER_NAME = {
+    "anyOf": [_ONE_LAYER, {"type": "array", "minItems": 1, "maxItems": 1, "items": _ONE_LAYER}],
+    "$comment": "TRL makes a one-item list its item, and PEFT reads one string as a regular expression "
+    "a module's whole name must match (model.layers.0.self_attn.q_proj): a layer's short name alone "
+    r"matches no module; write a pattern, e.g. ['.*\.q_proj'], or two names, e.g. [q_proj, v_proj]",
+}
 # raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
 # (2: fields a class converts between one value and a list take both; 3: fields mapped from
 # constants, and the `accelerate launch` options; 4: string options the trainer's code closes;
 # 5: tuples (prefixItems), and options closed under another field's value or through a class: allOf;
 # 6: `Enum | str` fields the class casts to the enum take only its values; argparse `const`s;
-# `report_to` held to transformers' trackers; `lora_target_modules` no comma list)
-CACHE_FORMAT = 6
+# `report_to` held to transformers' trackers; `lora_target_modules` no comma list;
+# 7: `lora_target_modules` not one layer's short name)
+CACHE_FORMAT = 7
 
 
 def command_of(ref: str) -> str | None:
@@ -147,6 +163,7 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
     guarded = code_choices.close_strings(props, [c.__module__ for c in classes])
     if "lora_target_modules" in props:
         props["lora_target_modules"]["not"] = _COMMA_LIST
+        props["lora_target_modules"].setdefault("allOf", []).append({"not": _ONE_LAYER_NAME})
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():
         if name.replace("-", "_") not in taken:  # a key the classes take never reaches accelerate
