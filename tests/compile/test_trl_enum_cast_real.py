@@ -5,6 +5,7 @@ TRL's own parser is the oracle."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -138,3 +139,30 @@ def test_lora_target_modules_as_a_comma_string_is_refused_as_peft_refuses_it(tmp
         or "write a list, e.g. [q_proj, v_proj]" in problems[0][1]
         or ("a layer's short name alone matches no module" in problems[0][1])
     )
+
+
+_STRATEGIES = [None, "no", "steps", "epoch"]
+
+
+@pytest.mark.parametrize("eval_strategy", _STRATEGIES)
+@pytest.mark.parametrize("save_strategy", [*_STRATEGIES, "best"])
+def test_load_best_model_at_end_takes_exactly_the_strategies_transformers_takes(
+    tmp_path, monkeypatch, eval_strategy, save_strategy
+):
+    """`load_best_model_at_end: true` with `eval_strategy: steps` and `save_strategy: epoch` passed
+    `check`; transformers' TrainingArguments raises at every run's start. TRL's parser is the oracle."""
+    from sweepgen.compile.schema import jsonschema_subset, trl_cli
+    from sweepgen.errors import Location
+
+    config: dict[str, object] = {"load_best_model_at_end": True, "output_dir": "out", "bf16": False}
+    config.update(
+        {k: v for k, v in (("eval_strategy", eval_strategy), ("save_strategy", save_strategy)) if v}
+    )
+    path = tmp_path / "dpo.yaml"
+    path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in config.items()))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    schema = {**trl_cli.command_schema("dpo", Location("t")), "required": []}
+    problems = jsonschema_subset.validate(config, schema)
+    assert (problems == []) == _trl_takes(path), problems
+    assert not problems or "load_best_model_at_end needs save_strategy" in problems[0][1]
+    assert not problems or problems[0][0] in ("save_strategy", "load_best_model_at_end")  # a key to name

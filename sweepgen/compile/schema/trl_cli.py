@@ -62,13 +62,47 @@ _ONE_LAYER_NAME = {
     "a module's whole name must match (model.layers.0.self_attn.q_proj): a layer's short name alone "
     r"matches no module; write a pattern, e.g. ['.*\.q_proj'], or two names, e.g. [q_proj, v_proj]",
 }
+# transformers' TrainingArguments.__post_init__ (`_validate_args`): `load_best_model_at_end` needs
+# the save strategy to be the eval strategy's (or "best"), each unset one at its default (eval "no",
+# save "steps"); else every run fails at its start
+_BEST_NEEDS = (
+    "load_best_model_at_end needs save_strategy to match eval_strategy (unset: eval 'no', save "
+    "'steps'), or 'best'"
+)
+
+
+def _best_model_rules(eval_strategy: str | None, saves: list[str]) -> list[dict[str, Any]]:
+    """With ``load_best_model_at_end: true`` and ``eval_strategy`` (None: unset, or its default
+    "no"), ``save_strategy`` must be one of ``saves``; unset (its default "steps") where that is
+    none of them, refused at ``load_best_model_at_end``'s line (no key to name)."""
+    evals = {"enum": [eval_strategy]} if eval_strategy else {"not": {"enum": ["steps", "epoch"]}}
+    when = {
+        "properties": {"load_best_model_at_end": {"const": True}, "eval_strategy": evals},
+        "required": ["load_best_model_at_end", *(["eval_strategy"] if eval_strategy else [])],
+    }
+    rules: list[dict[str, Any]] = [
+        {"if": when, "then": {"properties": {"save_strategy": {"enum": saves, "$comment": _BEST_NEEDS}}}}
+    ]
+    if "steps" not in saves:
+        unset = {**when, "not": {"required": ["save_strategy"]}}
+        refused = {"not": {"const": True, "$comment": f"{_BEST_NEEDS}; save_strategy is unset"}}
+        rules.append({"if": unset, "then": {"properties": {"load_best_model_at_end": refused}}})
+    return rules
+
+
+_BEST_MODEL = [
+    *_best_model_rules("steps", ["steps", "best"]),
+    *_best_model_rules("epoch", ["epoch", "best"]),
+    *_best_model_rules(None, ["no", "best"]),
+]
+_BEST_KEYS = {"load_best_model_at_end", "eval_strategy", "save_strategy"}
 # raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
 # (2: fields a class converts between one value and a list take both; 3: fields mapped from
 # constants, and the `accelerate launch` options; 4: string options the trainer's code closes;
 # 5: tuples (prefixItems), and options closed under another field's value or through a class: allOf;
 # 6: `Enum | str` fields the class casts to the enum take only its values; argparse `const`s;
 # `report_to` held to transformers' trackers; `lora_target_modules` no comma list;
-# 7: `lora_target_modules` not one layer's short name)
+# 7: `lora_target_modules` not one layer's short name; `load_best_model_at_end`'s strategies)
 CACHE_FORMAT = 7
 
 
@@ -164,6 +198,8 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
     if "lora_target_modules" in props:
         props["lora_target_modules"]["not"] = _COMMA_LIST
         props["lora_target_modules"].setdefault("allOf", []).append({"not": _ONE_LAYER_NAME})
+    if set(props) >= _BEST_KEYS:
+        guarded = [*guarded, *_BEST_MODEL]
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():
         if name.replace("-", "_") not in taken:  # a key the classes take never reaches accelerate
