@@ -166,3 +166,47 @@ def test_load_best_model_at_end_takes_exactly_the_strategies_transformers_takes(
     assert (problems == []) == _trl_takes(path), problems
     assert not problems or "load_best_model_at_end needs save_strategy" in problems[0][1]
     assert not problems or problems[0][0] in ("save_strategy", "load_best_model_at_end")  # a key to name
+
+
+@pytest.mark.parametrize("command", ["grpo", "rloo"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"generation_batch_size": 8, "steps_per_generation": 2},
+        {"generation_batch_size": 8},
+        {"steps_per_generation": 2},
+        {"num_generations": 1},
+        {"num_generations": None},
+        {"num_generations": 2},
+    ],
+    ids=["both", "batch", "steps", "one", "null", "two"],
+)
+def test_the_generation_batch_takes_what_grpo_and_rloo_take_whatever_the_process_count(
+    tmp_path, monkeypatch, command, extra
+):
+    """`generation_batch_size` and `steps_per_generation` both set, or `num_generations: 1`, passed
+    `check` with `trl:grpo`; GRPOConfig raises at every run's start. TRL's parser is the oracle."""
+    import importlib
+
+    from sweepgen.compile.schema import jsonschema_subset, trl_cli
+    from sweepgen.errors import Location
+
+    config = {
+        "output_dir": "out",
+        "bf16": False,
+        "per_device_train_batch_size": 4,
+        "num_generations": 4,
+        **extra,
+    }
+    path = tmp_path / "c.yaml"
+    path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in config.items()))
+    parser = importlib.import_module(f"trl.scripts.{command}").make_parser()
+    try:
+        parser.parse_args_and_config(["--config", str(path)], return_remaining_strings=True)
+        trl_takes = True
+    except (ValueError, TypeError):
+        trl_takes = False
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    schema = {**trl_cli.command_schema(command, Location("t")), "required": []}
+    problems = jsonschema_subset.validate(config, schema)
+    assert (problems == []) == trl_takes, problems

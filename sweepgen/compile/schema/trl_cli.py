@@ -95,6 +95,41 @@ _BEST_MODEL = [
     *_best_model_rules("epoch", ["epoch", "best"]),
     *_best_model_rules(None, ["no", "best"]),
 ]
+# GRPOConfig's and RLOOConfig's __post_init__ raise for these whatever the process count: both
+# ways of sizing the generation batch set, or fewer than 2 completions a prompt (None fails too)
+_GENERATION_KEYS = {"generation_batch_size", "steps_per_generation", "num_generations"}
+_GENERATION: list[dict[str, Any]] = [
+    {
+        "if": {
+            "properties": {
+                "generation_batch_size": {"type": "integer"},
+                "steps_per_generation": {"type": "integer"},
+            },
+            "required": ["generation_batch_size", "steps_per_generation"],
+        },
+        "then": {
+            "properties": {
+                "steps_per_generation": {
+                    "not": {
+                        "type": "integer",
+                        "$comment": "TRL takes generation_batch_size or steps_per_generation, not both: "
+                        "remove one",
+                    }
+                }
+            }
+        },
+    },
+    {
+        "properties": {
+            "num_generations": {
+                "not": {
+                    "anyOf": [{"type": "null"}, {"type": "integer", "maximum": 1}],
+                    "$comment": "GRPO and RLOO compare at least 2 completions of each prompt",
+                }
+            }
+        }
+    },
+]
 _BEST_KEYS = {"load_best_model_at_end", "eval_strategy", "save_strategy"}
 # raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
 # (2: fields a class converts between one value and a list take both; 3: fields mapped from
@@ -102,7 +137,8 @@ _BEST_KEYS = {"load_best_model_at_end", "eval_strategy", "save_strategy"}
 # 5: tuples (prefixItems), and options closed under another field's value or through a class: allOf;
 # 6: `Enum | str` fields the class casts to the enum take only its values; argparse `const`s;
 # `report_to` held to transformers' trackers; `lora_target_modules` no comma list;
-# 7: `lora_target_modules` not one layer's short name; `load_best_model_at_end`'s strategies)
+# 7: `lora_target_modules` not one layer's short name; `load_best_model_at_end`'s strategies;
+# GRPO's and RLOO's generation batch)
 CACHE_FORMAT = 7
 
 
@@ -200,6 +236,8 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
         props["lora_target_modules"].setdefault("allOf", []).append({"not": _ONE_LAYER_NAME})
     if set(props) >= _BEST_KEYS:
         guarded = [*guarded, *_BEST_MODEL]
+    if set(props) >= _GENERATION_KEYS:
+        guarded = [*guarded, *_GENERATION]
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():
         if name.replace("-", "_") not in taken:  # a key the classes take never reaches accelerate
