@@ -21,7 +21,7 @@ from rich.text import Text
 
 from sweepgen.cli import _console
 from sweepgen.escape import line as one_line
-from sweepgen.run.core import boot_clock, metrics, trainer_states
+from sweepgen.run.core import boot_clock, metrics, tb_step, trainer_states
 from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word, this_host
 from sweepgen.run.core.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.core.runfiles import RunFileError
@@ -85,7 +85,8 @@ def _running_for(status: RunStatus) -> float | None:
 
 def step_text(run_dir: Path, config: Mapping[str, Any], status: RunStatus | None = None) -> str:
     """ "step/total" from the run's last metrics row, else from a Hugging Face Trainer's state (a
-    foreign trainer such as `trl grpo` writes no metrics.jsonl) written since ``status``'s start."""
+    foreign trainer such as `trl grpo` writes no metrics.jsonl) written since ``status``'s start,
+    else from its newest TensorBoard event file written since then (run/core/tb_step.py)."""
     row = last_metrics(run_dir)
     total = total_steps(config)
     if row:
@@ -93,6 +94,8 @@ def step_text(run_dir: Path, config: Mapping[str, Any], status: RunStatus | None
     else:  # the states there at the attempt's start, where its supervisor recorded them
         before = trainer_states.recorded(status.ids) if status is not None else None
         step = metrics.trainer_step(run_dir, _start_ns(status), before)
+        if step is None and run_dir.is_dir():  # no trainer state (save_strategy "no"): TensorBoard's
+            step = tb_step.last_step(run_dir, _start_ns(status))
     if step is None:
         return f"-/{total}" if total else "-"
     return f"{step}/{total}" if total else str(step)

@@ -142,6 +142,16 @@ _BEST_KEYS = {"load_best_model_at_end", "eval_strategy", "save_strategy"}
 CACHE_FORMAT = 7
 
 
+def _refused_where_trl_raises(props: dict[str, Any]) -> list[dict[str, Any]]:
+    """What TRL, transformers or PEFT refuse that the types do not say: ``lora_target_modules``'s
+    forms (set on its property), and the rules across fields the schema holds."""
+    if "lora_target_modules" in props:
+        props["lora_target_modules"]["not"] = _COMMA_LIST
+        props["lora_target_modules"].setdefault("allOf", []).append({"not": _ONE_LAYER_NAME})
+    best = _BEST_MODEL if set(props) >= _BEST_KEYS else []
+    return [*best, *(_GENERATION if set(props) >= _GENERATION_KEYS else [])]
+
+
 def command_of(ref: str) -> str | None:
     """The TRL CLI command a schema reference names (``trl:grpo`` -> ``grpo``), else None."""
     match = _COMMAND.fullmatch(ref)
@@ -230,14 +240,10 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
             hint="check that trl imports in this environment (python -c 'import trl')",
         ) from None
     props, required = _class_fields(classes)
-    guarded = code_choices.close_strings(props, [c.__module__ for c in classes])
-    if "lora_target_modules" in props:
-        props["lora_target_modules"]["not"] = _COMMA_LIST
-        props["lora_target_modules"].setdefault("allOf", []).append({"not": _ONE_LAYER_NAME})
-    if set(props) >= _BEST_KEYS:
-        guarded = [*guarded, *_BEST_MODEL]
-    if set(props) >= _GENERATION_KEYS:
-        guarded = [*guarded, *_GENERATION]
+    guarded = [
+        *code_choices.close_strings(props, [c.__module__ for c in classes]),
+        *_refused_where_trl_raises(props),
+    ]
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():
         if name.replace("-", "_") not in taken:  # a key the classes take never reaches accelerate

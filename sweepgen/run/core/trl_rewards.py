@@ -18,6 +18,7 @@ judged.
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 import importlib.util
 import os
@@ -27,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweepgen.compile.schema.suggest import closest_key
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import check_rel
 from sweepgen.run.core.base import RunTask
@@ -170,6 +170,12 @@ def _inner(node: ast.stmt) -> list[ast.stmt]:
     """The statements of a compound statement's blocks (an ``if``'s, a ``try``'s and its handlers')."""
     inner = [s for field in ("body", "orelse", "finalbody") for s in getattr(node, field, [])]
     return inner + [s for handler in getattr(node, "handlers", []) for s in handler.body]
+
+
+def closest_key(name: str, known: frozenset[str] | set[str]) -> str | None:
+    """The known name ``name`` most likely misspells, if any is close."""
+    near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+    return near[0] if near else None
 
 
 @functools.cache
