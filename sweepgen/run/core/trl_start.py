@@ -1,6 +1,7 @@
 """What `run` refuses in the runs' rendered trainer configs before any starts: one vLLM server for
-runs at once (vllm_server), a reward function TRL cannot load (trl_rewards), more accelerate
-processes than a run's GPUs (trl_processes), an ``env:`` block choosing the GPUs (trl_env).
+runs at once (vllm_server), runs differing only in a value TRL ignores (trl_ignored), a reward
+function TRL cannot load (trl_rewards), more accelerate processes than a run's GPUs
+(trl_processes), an ``env:`` block choosing the GPUs (trl_env).
 
 Each run's rendered config is read once (config_where.rendered) and handed to each judgment.
 """
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweepgen.run.core import trl_env, trl_processes, trl_rewards, vllm_server
+from sweepgen.run.core import trl_env, trl_ignored, trl_processes, trl_rewards, vllm_server
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import rendered
 from sweepgen.run.core.trl_output_dir import trl_script
@@ -50,6 +51,7 @@ def _judge_trl(
     """Exit 2 at the first run (in order) that names a reward function TRL cannot load, or (each
     run given ``gpus_each`` GPUs) asks for more processes or other GPUs."""
     # the command line and its launch config, read once
+    trl_ignored.check(sweep_dir, configs)
     counts = trl_processes.launch_counts(command) if gpus_each is not None else None
     for task, config in configs:
         trl_rewards.judge(sweep_dir, task, config, script, command)

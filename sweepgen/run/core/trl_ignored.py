@@ -1,0 +1,107 @@
+"""`trl` runs that differ only in a value their trainer ignores: refused before any run starts.
+
+A sweep over ``num_train_epochs`` whose runs all set ``max_steps: 100`` trains every run 100 steps
+(transformers' TrainingArguments: a positive ``max_steps`` overrides ``num_train_epochs``); a sweep
+over ``lora_r`` without ``use_peft: true`` trains every run without LoRA (TRL's
+``get_peft_config`` returns None, and no ``lora_*`` is read). The runs' names and the report compare
+``num_train_epochs1`` with ``num_train_epochs3``: one configuration, its differences only seed
+noise, a wrong result that looks right. Judged on each run's rendered config as `trl` reads it;
+an axis is refused only when the value that makes it ignored holds in every run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import ConfigError
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.config_where import key_location
+
+
+@dataclass(frozen=True)
+class _Ignored:
+    """``keys`` are not read by the trainer where ``holds`` (a run's config) says so."""
+
+    keys: frozenset[str]
+    holds: Callable[[Mapping[str, Any]], bool]
+    why: str
+    hint: str
+
+
+def _positive_steps(config: Mapping[str, Any]) -> bool:
+    steps = config.get("max_steps", -1)  # TrainingArguments' default: train num_train_epochs
+    return isinstance(steps, int) and not isinstance(steps, bool) and steps > 0
+
+
+_RULES = (
+    _Ignored(
+        frozenset({"num_train_epochs"}),
+        _positive_steps,
+        "every run sets a positive max_steps, which overrides num_train_epochs (transformers' "
+        "TrainingArguments): every run trains max_steps steps",
+        "sweep over max_steps instead, or set max_steps: -1 so that the epochs count",
+    ),
+    _Ignored(
+        frozenset(
+            {
+                "lora_r",
+                "lora_alpha",
+                "lora_dropout",
+                "lora_target_modules",
+                "lora_target_parameters",
+                "lora_modules_to_save",
+                "lora_task_type",
+                "use_rslora",
+                "use_dora",
+            }
+        ),
+        lambda config: config.get("use_peft", False) is False,  # TRL's get_peft_config: `is False`
+        "no run sets use_peft: true, and without it TRL trains no LoRA adapter (get_peft_config "
+        "returns None): no lora_* value is read",
+        "add use_peft: true to the config",
+    ),
+)
+
+
+def check(sweep_dir: Path, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
+    """Exit 2 when the runs (each with its rendered config) differ in a key their trainer ignores
+    in every one of them."""
+    found = _ignored(configs)
+    if found is None:
+        return
+    path, values, rule = found
+    shown = ", ".join(sorted(values)[:3])
+    raise ConfigError(
+        f"the runs differ in `{path}` ({shown}), but {rule.why}: they would train alike while "
+        "their names and the report compare them",
+        location=key_location(sweep_dir, configs[0][0], path),
+        key=path,
+        hint=rule.hint,
+    )
+
+
+def _ignored(configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> tuple[str, set[str], _Ignored] | None:
+    """(the key, its values, the rule) of the first key the runs differ in that every run ignores."""
+    for path, values in _varying([task for task, _ in configs]).items():
+        rule = _rule_for(path, [config for _, config in configs])
+        if rule is not None:
+            return path, values, rule
+    return None
+
+
+def _rule_for(path: str, configs: Sequence[Mapping[str, Any]]) -> _Ignored | None:
+    """The rule under which every one of ``configs`` ignores ``path``, if any."""
+    return next((r for r in _RULES if path in r.keys and all(map(r.holds, configs))), None)
+
+
+def _varying(tasks: Sequence[RunTask]) -> dict[str, set[str]]:
+    """Top-level key -> the values the runs hold there, for the keys holding more than one."""
+    seen: dict[str, set[str]] = {}
+    for task in tasks:
+        for path, value in task.values.items():
+            seen.setdefault(path, set()).add(json.dumps(value, sort_keys=True, default=str))
+    return {path: values for path, values in seen.items() if len(values) > 1}

@@ -1,0 +1,82 @@
+"""`trl` runs that differ only in a value the trainer ignores (`num_train_epochs` under a positive
+`max_steps`, `lora_r` without `use_peft: true`) trained alike while their names and the report
+compared them; refused before any run starts, at the key's line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from run_support import make_config_sweep
+
+from sweepgen.cli import main
+
+TRL = "trl sft --config {config}"
+
+
+def _sweep(root: Path, key: str, values: list[Any], extra: dict[str, Any]) -> None:
+    configs = {f"{key}{v}": {key: v, "output_dir": f"runs/t/{key}{v}", **extra} for v in values}
+    make_config_sweep(root, configs, sweep="t", values={n: {key: c[key]} for n, c in configs.items()})
+
+
+def _run(command: str = TRL) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["run", "generated/t", "--dry-run", "--command", command])
+    return result.exit_code, " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "extra", "why"),
+    [
+        ("num_train_epochs", [1, 3], {"max_steps": 100}, "every run sets a positive max_steps"),
+        ("lora_r", [8, 16], {}, "no run sets use_peft: true"),
+        ("lora_alpha", [16, 32], {"use_peft": False}, "no run sets use_peft: true"),
+    ],
+    ids=["epochs", "lora", "lora-off"],
+)
+def test_runs_differing_only_in_a_value_trl_ignores_are_refused(
+    tmp_path, monkeypatch, key, values, extra, why
+):
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, key, values, extra)
+    code, said = _run()
+    assert code == 2, said
+    line = (
+        Path(f"generated/t/{key}{values[0]}.yaml").read_text().splitlines().index(f"{key}: {values[0]}") + 1
+    )
+    assert f"generated/t/{key}{values[0]}.yaml:{line}:1:" in said and f"the runs differ in `{key}`" in said
+    assert why in said and "they would train alike" in said and "Traceback" not in said
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "extra", "command"),
+    [
+        ("num_train_epochs", [1, 3], {"max_steps": -1}, TRL),
+        ("num_train_epochs", [1, 3], {}, TRL),
+        ("lora_r", [8, 16], {"use_peft": True}, TRL),
+        ("num_train_epochs", [1, 3], {"max_steps": 100}, "python train.py {config}"),  # not TRL
+    ],
+    ids=["steps-off", "no-steps", "peft", "other-trainer"],
+)
+def test_runs_differing_in_a_value_trl_reads_are_left_alone(
+    tmp_path, monkeypatch, key, values, extra, command
+):
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, key, values, extra)
+    code, said = _run(command)
+    assert code == 0, said
+
+
+def test_a_value_ignored_in_some_runs_only_is_left_alone(tmp_path, monkeypatch):
+    """A grid over use_peft and lora_r: the LoRA runs read lora_r."""
+    monkeypatch.chdir(tmp_path)
+    configs = {
+        f"peft{p}-r{r}": {"use_peft": p, "lora_r": r, "output_dir": f"runs/t/peft{p}-r{r}"}
+        for p in (True, False)
+        for r in (8, 16)
+    }
+    values = {n: {"use_peft": c["use_peft"], "lora_r": c["lora_r"]} for n, c in configs.items()}
+    make_config_sweep(tmp_path, configs, sweep="t", values=values)
+    code, said = _run()
+    assert code == 0, said
