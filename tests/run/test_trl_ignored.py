@@ -32,8 +32,10 @@ def _run(command: str = TRL) -> tuple[int, str]:
         ("num_train_epochs", [1, 3], {"max_steps": 100}, "every run sets a positive max_steps"),
         ("lora_r", [8, 16], {}, "no run sets use_peft: true"),
         ("lora_alpha", [16, 32], {"use_peft": False}, "no run sets use_peft: true"),
+        ("warmup_steps", [0, 50], {"lr_scheduler_type": "constant"}, "lr_scheduler_type: constant"),
+        ("bnb_4bit_quant_type", ["fp4", "nf4"], {}, "no run sets load_in_4bit: true"),
     ],
-    ids=["epochs", "lora", "lora-off"],
+    ids=["epochs", "lora", "lora-off", "warmup", "bnb"],
 )
 def test_runs_differing_only_in_a_value_trl_ignores_are_refused(
     tmp_path, monkeypatch, key, values, extra, why
@@ -55,9 +57,11 @@ def test_runs_differing_only_in_a_value_trl_ignores_are_refused(
         ("num_train_epochs", [1, 3], {"max_steps": -1}, TRL),
         ("num_train_epochs", [1, 3], {}, TRL),
         ("lora_r", [8, 16], {"use_peft": True}, TRL),
+        ("warmup_steps", [0, 50], {"lr_scheduler_type": "constant_with_warmup"}, TRL),
+        ("bnb_4bit_quant_type", ["fp4", "nf4"], {"load_in_4bit": True}, TRL),
         ("num_train_epochs", [1, 3], {"max_steps": 100}, "python train.py {config}"),  # not TRL
     ],
-    ids=["steps-off", "no-steps", "peft", "other-trainer"],
+    ids=["steps-off", "no-steps", "peft", "warmup", "bnb", "other-trainer"],
 )
 def test_runs_differing_in_a_value_trl_reads_are_left_alone(
     tmp_path, monkeypatch, key, values, extra, command

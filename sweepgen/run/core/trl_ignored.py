@@ -4,9 +4,11 @@ A sweep over ``num_train_epochs`` whose runs all set ``max_steps: 100`` trains e
 (transformers' TrainingArguments: a positive ``max_steps`` overrides ``num_train_epochs``); a sweep
 over ``lora_r`` without ``use_peft: true`` trains every run without LoRA (TRL's
 ``get_peft_config`` returns None, and no ``lora_*`` is read). The runs' names and the report compare
-``num_train_epochs1`` with ``num_train_epochs3``: one configuration, its differences only seed
-noise, a wrong result that looks right. Judged on each run's rendered config as `trl` reads it;
-an axis is refused only when the value that makes it ignored holds in every run.
+``num_train_epochs1`` with ``num_train_epochs3`` (a warmup under ``lr_scheduler_type: constant``
+and the ``bnb_4bit_*`` options without ``load_in_4bit: true`` alike): one configuration, its
+differences only seed noise, a wrong result that looks right. Judged on each run's rendered
+config as `trl` reads it; an axis is refused only when the value that makes it ignored holds in
+every run.
 """
 
 from __future__ import annotations
@@ -63,6 +65,20 @@ _RULES = (
         "no run sets use_peft: true, and without it TRL trains no LoRA adapter (get_peft_config "
         "returns None): no lora_* value is read",
         "add use_peft: true to the config",
+    ),
+    _Ignored(
+        frozenset({"warmup_steps", "warmup_ratio"}),
+        lambda config: config.get("lr_scheduler_type") == "constant",  # transformers' get_scheduler
+        "every run sets lr_scheduler_type: constant, which has no warmup (transformers' get_scheduler "
+        "returns it before reading the warmup)",
+        "use lr_scheduler_type: constant_with_warmup for a warmup, or drop the axis",
+    ),
+    _Ignored(
+        frozenset({"bnb_4bit_quant_type", "use_bnb_nested_quant", "bnb_4bit_quant_storage"}),
+        lambda config: config.get("load_in_4bit", False) is not True,  # TRL's get_quantization_config
+        "no run sets load_in_4bit: true, and TRL reads the bnb_4bit options only then "
+        "(get_quantization_config)",
+        "add load_in_4bit: true to the config",
     ),
 )
 
