@@ -58,6 +58,15 @@ def judge(
         raise _refusal(sweep_dir, task, wanted, gpus_each, from_command=from_command)
 
 
+def asked(
+    config: Mapping[str, Any], counts: tuple[tuple[int, str] | None, tuple[int, str] | None]
+) -> int | None:
+    """How many processes a run asks accelerate for (launch_counts: the command's), None where
+    accelerate's own configuration decides."""
+    wanted, _ = _asked(config, *counts)
+    return wanted[0] if wanted is not None else None
+
+
 def _asked(
     config: Mapping[str, Any], on_command_line: tuple[int, str] | None, elsewhere: tuple[int, str] | None
 ) -> tuple[tuple[int, str] | None, bool]:

@@ -30,6 +30,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import check_rel
+from sweepgen.run.core import installed_source
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.runfiles import read_bytes
@@ -207,11 +208,4 @@ def _names(targets: list[ast.expr]) -> set[str]:
 
 def _script_tree(script: str) -> ast.Module | None:
     """The parsed source of the installed ``trl/scripts/SCRIPT.py``, found without importing trl."""
-    spec = importlib.util.find_spec("trl")
-    for folder in list(spec.submodule_search_locations or []) if spec else []:
-        try:
-            with open(os.path.join(folder, "scripts", f"{script}.py"), "rb") as fh:
-                return ast.parse(fh.read())
-        except (OSError, SyntaxError, ValueError):
-            continue
-    return None
+    return installed_source.tree("trl", f"scripts/{script}.py")

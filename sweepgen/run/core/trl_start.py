@@ -1,7 +1,8 @@
 """What `run` refuses in the runs' rendered trainer configs before any starts: one vLLM server for
 runs at once (vllm_server), runs differing only in a value TRL ignores (trl_ignored), a reward
 function TRL cannot load (trl_rewards), more accelerate processes than a run's GPUs
-(trl_processes), an ``env:`` block choosing the GPUs (trl_env).
+(trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
+refuses at the run's process count (trl_generation).
 
 Each run's rendered config is read once (config_where.rendered) and handed to each judgment.
 """
@@ -12,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweepgen.run.core import trl_env, trl_ignored, trl_processes, trl_rewards, vllm_server
+from sweepgen.run.core import trl_env, trl_generation, trl_ignored, trl_processes, trl_rewards, vllm_server
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import rendered
 from sweepgen.run.core.trl_output_dir import trl_script
@@ -50,11 +51,13 @@ def _judge_trl(
 ) -> None:
     """Exit 2 at the first run (in order) that names a reward function TRL cannot load, or (each
     run given ``gpus_each`` GPUs) asks for more processes or other GPUs."""
-    # the command line and its launch config, read once
     trl_ignored.check(sweep_dir, configs)
-    counts = trl_processes.launch_counts(command) if gpus_each is not None else None
+    counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
     for task, config in configs:
         trl_rewards.judge(sweep_dir, task, config, script, command)
-        if counts is not None and gpus_each is not None:
+        if gpus_each is not None:
             trl_processes.judge(sweep_dir, task, config, counts, gpus_each)
             trl_env.judge(sweep_dir, task, config, gpus_each)
+        # one GPU a run: accelerate starts one process, unless a count is asked for (judged above)
+        processes = trl_processes.asked(config, counts) or (1 if gpus_each == 1 else None)
+        trl_generation.judge(sweep_dir, task, config, script, processes)

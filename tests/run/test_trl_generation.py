@@ -1,0 +1,91 @@
+"""`trl grpo` / `trl rloo` runs whose generation batch holds no whole groups of `num_generations` at
+the process count they start with (`per_device_train_batch_size: 2`, `num_generations: 4`, one
+process): every run started and failed in GRPOConfig's __post_init__; refused before any starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from run_support import make_config_sweep
+
+from sweepgen.cli import main
+
+ONE_GPU = ("--gpus", "0", "--per-gpu", "1")  # one GPU a run: accelerate starts one process
+
+
+def _sweep(root: Path, extra: dict[str, Any]) -> None:
+    configs = {f"beta{b}": {"beta": b, "output_dir": f"runs/t/beta{b}", **extra} for b in (1, 2)}
+    make_config_sweep(root, configs, sweep="t", values={n: {"beta": c["beta"]} for n, c in configs.items()})
+
+
+def _run(command: str, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["run", "generated/t", "--dry-run", "--command", command, *args])
+    return result.exit_code, " ".join(result.output.split())
+
+
+def _trl_takes(path: Path, command: str) -> bool:
+    """TRL's own parser, one process (this test's), as `trl <command> --config` parses."""
+    import importlib
+
+    parser = importlib.import_module(f"trl.scripts.{command}").make_parser()
+    try:
+        parser.parse_args_and_config(["--config", str(path)], return_remaining_strings=True)
+    except ValueError:
+        return False
+    return True
+
+
+CASES = [
+    {"per_device_train_batch_size": 2, "num_generations": 4},
+    {"per_device_train_batch_size": 2, "num_generations": 4, "gradient_accumulation_steps": 2},
+    {"per_device_train_batch_size": 2, "num_generations": 4, "steps_per_generation": 3},
+    {"per_device_train_batch_size": 3, "num_generations": 4, "generation_batch_size": 12},
+    {"per_device_train_batch_size": 4, "num_generations": 4, "generation_batch_size": 6},
+    {"per_device_train_batch_size": 4, "num_generations": 3, "generation_batch_size": 8},
+    {"num_generations": 3},  # the class's default batch (8)
+    {},
+]
+
+
+@pytest.mark.train  # TRL's parser is the oracle
+@pytest.mark.parametrize("command", ["grpo", "rloo"])
+@pytest.mark.parametrize("extra", CASES, ids=[json.dumps(c, separators=(",", ":")) for c in CASES])
+def test_the_generation_batch_is_refused_exactly_where_trl_raises_at_one_process(
+    tmp_path, monkeypatch, command, extra
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no accelerate default config of the person's
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, said = _run(f"trl {command} --config {{config}}", *ONE_GPU)
+    assert (code == 0) == _trl_takes(Path("generated/t/beta1.yaml"), command), said
+    assert code == 0 or ("would fail at its start" in said and "GRPOConfig's and RLOOConfig's" in said)
+    assert "Traceback" not in said
+
+
+def test_the_process_count_the_command_asks_for_is_the_one_judged(tmp_path, monkeypatch):
+    """2 a device x 2 processes = 4, a whole group of 4; at one process, 2 is none."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    # every size set: judged without the installed classes' defaults (the core lane has no trl)
+    _sweep(
+        tmp_path, {"per_device_train_batch_size": 2, "num_generations": 4, "gradient_accumulation_steps": 1}
+    )
+    code, said = _run("accelerate launch --num_processes 2 -m trl.scripts.grpo --config {config}")
+    assert code == 0, said
+    code, said = _run("accelerate launch --num_processes 1 -m trl.scripts.grpo --config {config}")
+    assert code == 2 and "the generation batch 2 holds no whole groups of num_generations 4" in said, said
+    line = Path("generated/t/beta1.yaml").read_text().splitlines().index("num_generations: 4") + 1
+    assert f"generated/t/beta1.yaml:{line}:1:" in said
+
+
+def test_an_unknown_process_count_is_not_judged(tmp_path, monkeypatch):
+    """No --gpus and no count asked for: accelerate starts as many processes as it sees GPUs."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _sweep(tmp_path, {"per_device_train_batch_size": 2, "num_generations": 4})
+    code, said = _run("trl grpo --config {config}")
+    assert code == 0, said
