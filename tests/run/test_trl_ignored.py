@@ -32,10 +32,11 @@ def _run(command: str = TRL) -> tuple[int, str]:
         ("num_train_epochs", [1, 3], {"max_steps": 100}, "every run sets a positive max_steps"),
         ("lora_r", [8, 16], {}, "no run sets use_peft: true"),
         ("lora_alpha", [16, 32], {"use_peft": False}, "no run sets use_peft: true"),
-        ("warmup_steps", [0, 50], {"lr_scheduler_type": "constant"}, "lr_scheduler_type: constant"),
+        ("warmup_steps", [0, 50], {"lr_scheduler_type": "constant"}, "has no warmup"),
+        ("warmup_steps", [0, 50], {"lr_scheduler_type": "reduce_lr_on_plateau"}, "has no warmup"),
         ("bnb_4bit_quant_type", ["fp4", "nf4"], {}, "no run sets load_in_4bit: true"),
     ],
-    ids=["epochs", "lora", "lora-off", "warmup", "bnb"],
+    ids=["epochs", "lora", "lora-off", "warmup", "warmup-plateau", "bnb"],
 )
 def test_runs_differing_only_in_a_value_trl_ignores_are_refused(
     tmp_path, monkeypatch, key, values, extra, why

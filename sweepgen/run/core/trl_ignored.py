@@ -39,6 +39,7 @@ def _positive_steps(config: Mapping[str, Any]) -> bool:
     return isinstance(steps, int) and not isinstance(steps, bool) and steps > 0
 
 
+_NO_WARMUP = ("constant", "reduce_lr_on_plateau", "greedy")
 _RULES = (
     _Ignored(
         frozenset({"num_train_epochs"}),
@@ -68,9 +69,10 @@ _RULES = (
     ),
     _Ignored(
         frozenset({"warmup_steps", "warmup_ratio"}),
-        lambda config: config.get("lr_scheduler_type") == "constant",  # transformers' get_scheduler
-        "every run sets lr_scheduler_type: constant, which has no warmup (transformers' get_scheduler "
-        "returns it before reading the warmup)",
+        # transformers' get_scheduler returns these before it reads the warmup
+        lambda config: config.get("lr_scheduler_type") in _NO_WARMUP,
+        "every run's lr_scheduler_type (constant, reduce_lr_on_plateau or greedy) has no warmup "
+        "(transformers' get_scheduler builds it before reading the warmup)",
         "use lr_scheduler_type: constant_with_warmup for a warmup, or drop the axis",
     ),
     _Ignored(
