@@ -5,6 +5,8 @@ process): every run started and failed in GRPOConfig's __post_init__; refused be
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +62,8 @@ def test_the_generation_batch_is_refused_exactly_where_trl_raises_at_one_process
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no accelerate default config of the person's
     _sweep(tmp_path, {"bf16": False, **extra})
-    code, said = _run(f"trl {command} --config {{config}}", *ONE_GPU)
+    # TRL's script run by this interpreter: the classes installed here are the run's (their defaults)
+    code, said = _run(f"{shlex.quote(sys.executable)} -m trl.scripts.{command} --config {{config}}", *ONE_GPU)
     assert (code == 0) == _trl_takes(Path("generated/t/beta1.yaml"), command), said
     assert code == 0 or ("would fail at its start" in said and "GRPOConfig's and RLOOConfig's" in said)
     assert "Traceback" not in said
@@ -88,4 +91,14 @@ def test_an_unknown_process_count_is_not_judged(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     _sweep(tmp_path, {"per_device_train_batch_size": 2, "num_generations": 4})
     code, said = _run("trl grpo --config {config}")
+    assert code == 0, said
+
+
+def test_another_environment_s_defaults_are_not_taken(tmp_path, monkeypatch):
+    """A `trl` not beside sweepgen's interpreter may be another release, with other defaults: a
+    field the config leaves unset is not judged by the classes installed here."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _sweep(tmp_path, {"num_generations": 3})  # 8 (this trl's default batch) holds no groups of 3
+    code, said = _run("/opt/other-env/bin/trl grpo --config {config}", *ONE_GPU)
     assert code == 0, said

@@ -94,9 +94,10 @@ def test_reward_functions_trl_would_load_are_left_alone(tmp_path, monkeypatch, f
 
 
 def test_a_module_of_another_environment_is_not_judged(tmp_path, monkeypatch):
-    """A program not beside sweepgen's interpreter runs in an environment that may hold the module."""
+    """A program not beside sweepgen's interpreter runs in an environment that may hold the module
+    (and another trl release, whose own reward functions may be others)."""
     monkeypatch.chdir(tmp_path)
-    _sweep(tmp_path, ["their_package.accuracy"])
+    _sweep(tmp_path, ["their_package.accuracy", "a_newer_trl_reward"])
     code, said = _run("/opt/other-env/bin/trl grpo --config {config}")
     assert code == 0, said
 

@@ -8,7 +8,8 @@ unset: ``gradient_accumulation_steps``), or checks a given ``generation_batch_si
 ``num_generations``: every run fails at its start. The process count is known here only where
 `run` knows it: a count the command or the config asks accelerate for (trl_processes), or one GPU
 a run (accelerate starts one process for one GPU); otherwise nothing is judged. Fields a config
-leaves unset take the installed classes' defaults, read from their source (never imported).
+leaves unset take the installed classes' defaults, read from their source (never imported), where
+the run's trl is the one installed here (installed_source.same_environment).
 """
 
 from __future__ import annotations
@@ -34,11 +35,18 @@ _FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_ge
 
 
 def judge(
-    sweep_dir: Path, task: RunTask, config: Mapping[str, Any], script: str, processes: int | None
+    sweep_dir: Path,
+    task: RunTask,
+    config: Mapping[str, Any],
+    script: str,
+    processes: int | None,
+    *,
+    defaults: bool,
 ) -> None:
     """Exit 2 when the run's rendered ``config``, run by TRL's ``script`` in ``processes`` processes
-    (None: not known), sizes a generation batch TRL refuses."""
-    values = _values(config, script) if processes is not None and script in _CLASSES else None
+    (None: not known), sizes a generation batch TRL refuses; fields it leaves unset take the
+    installed classes' ``defaults`` (False: the run's trl is another's, nothing unset is judged)."""
+    values = _values(config, script, defaults) if processes is not None and script in _CLASSES else None
     found = _refused_batch(config, values, processes) if values is not None and processes else None
     if found is None:
         return
@@ -84,10 +92,10 @@ def _groups(size: int, groups: int, said: str) -> tuple[str, str] | None:
     return f"the generation batch {size} holds no whole groups of num_generations {groups}", said
 
 
-def _values(config: Mapping[str, Any], script: str) -> tuple[int, int, int] | None:
+def _values(config: Mapping[str, Any], script: str, defaults: bool) -> tuple[int, int, int] | None:
     """(per_device_train_batch_size, gradient_accumulation_steps, num_generations) of the run:
     its config's, else the installed classes' defaults; None where one is not a count."""
-    found = [config.get(name, _default(script, name)) for name in _FIELDS]
+    found = [config.get(name, _default(script, name) if defaults else None) for name in _FIELDS]
     return (found[0], found[1], found[2]) if all(_count(v) for v in found) else None
 
 

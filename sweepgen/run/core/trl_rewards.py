@@ -6,7 +6,8 @@ or, holding a dot, as ``module.function`` imported from the working folder (the 
 first on ``sys.path``) or the run's environment. A misspelled name fails every run of the sweep
 once trl is imported, after each started (and the failed runs then need ``--rerun-failed``).
 
-Nothing is imported here: the registry's names are read from the installed script's source, and a
+Nothing is imported here: the registry's names are read from the installed script's source (judged
+only where the command's program lives beside sweepgen's interpreter: one trl), and a
 module the working folder holds (``my_rewards.py``, ``pkg/rewards.py``, a package's
 ``__init__.py``) is parsed, not run, for a top-level definition of the name. A module that no file
 of the working folder holds is refused only when sweepgen's interpreter finds it nowhere and the
@@ -22,8 +23,6 @@ import difflib
 import functools
 import importlib.util
 import os
-import shutil
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,7 +67,12 @@ def _problem(name: str, script: str, command: Sequence[str]) -> tuple[str, str] 
     if "." in name:
         module, function = name.rsplit(".", 1)
         return _not_importable(module, function, command)
-    return None if registry is None else _not_trl_s(name, registry)
+    # another environment's trl may hold other names: its own registry is judged only here
+    return (
+        _not_trl_s(name, registry)
+        if registry is not None and installed_source.same_environment(command)
+        else None
+    )
 
 
 def _not_trl_s(name: str, registry: frozenset[str]) -> tuple[str, str]:
@@ -98,21 +102,13 @@ def _missing_module(module: str, command: Sequence[str]) -> tuple[str, str] | No
     """The refusal of a module no file of the working folder holds, when the run's environment is
     sweepgen's own and it holds no such module either."""
     top = module.split(".", 1)[0]
-    if not _same_environment(command) or importlib.util.find_spec(top) is not None:
+    if not installed_source.same_environment(command) or importlib.util.find_spec(top) is not None:
         return None
     shown = module.replace(".", "/")
     return (
         f"no module `{module}`: no {shown}.py (or {shown}/__init__.py) in the working folder "
         f"{os.getcwd()}, where the runs start, and none installed",
         f"put {shown}.py in the folder you run `sweepgen run` from, or fix the module's name",
-    )
-
-
-def _same_environment(command: Sequence[str]) -> bool:
-    """Whether the command's program is installed beside sweepgen's interpreter (one venv)."""
-    program = shutil.which(command[0]) if command else None
-    return program is not None and os.path.dirname(os.path.abspath(program)) == os.path.dirname(
-        os.path.abspath(sys.executable)
     )
 
 

@@ -13,7 +13,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweepgen.run.core import trl_env, trl_generation, trl_ignored, trl_processes, trl_rewards, vllm_server
+from sweepgen.run.core import (
+    installed_source,
+    trl_env,
+    trl_generation,
+    trl_ignored,
+    trl_processes,
+    trl_rewards,
+    vllm_server,
+)
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import rendered
 from sweepgen.run.core.trl_output_dir import trl_script
@@ -53,6 +61,7 @@ def _judge_trl(
     run given ``gpus_each`` GPUs) asks for more processes or other GPUs."""
     trl_ignored.check(sweep_dir, configs)
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
+    defaults = installed_source.same_environment(command)  # the classes installed here are the run's
     for task, config in configs:
         trl_rewards.judge(sweep_dir, task, config, script, command)
         if gpus_each is not None:
@@ -60,4 +69,4 @@ def _judge_trl(
             trl_env.judge(sweep_dir, task, config, gpus_each)
         # one GPU a run: accelerate starts one process, unless a count is asked for (judged above)
         processes = trl_processes.asked(config, counts) or (1 if gpus_each == 1 else None)
-        trl_generation.judge(sweep_dir, task, config, script, processes)
+        trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
