@@ -95,15 +95,8 @@ class _Stops:
 
     def _handler(self, kind: str) -> Callable[[int, FrameType | None], None]:
         def handler(signum: int, frame: FrameType | None) -> None:
-            if self.child is not None and self.child.returncode == 0:
-                # scancel, a requeue or the time limit's warning after the trainer's exit 0 was
-                # reaped (while its end is recorded): too late to stop it, so its finish stands (a
-                # finished run is never run again by the requeued job or --rerun-failed). Not asked
-                # of the kernel sooner (waitid): Slurm signals the trainer too, and one that exits 0
-                # on the very SIGTERM this is must not be taken as finished by itself. A trainer
-                # reaped with any other end was most likely killed by this same signal, which
-                # Slurm sent it first: the stop is what ended it
-                return
+            if slurm_stop(None if self.child is None else self.child.returncode, signum) is None:
+                return  # the trainer's exit 0 was reaped first: its finish stands (slurm_stop)
             setattr(self, kind, True)
             self.signum = signum
             if self.child is not None:
@@ -390,17 +383,40 @@ def _end_of(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> tuple
 
 
 def _killed_by_slurms_signal(code: int, stops: _Stops) -> None:
-    """A trainer killed by the signal Slurm sends every process of the job (its time-limit warning
-    SIGUSR2, whose default action ends a process; SIGTERM of scancel, a requeue or the limit) whose
-    own delivery to this wrapper comes after the trainer was reaped: the wrapper's handler then runs
-    after the end is decided, or not at all, and the run read FAILED (exit -12) where Slurm's time
-    limit ended it. The trainer's death by that signal says which stop it was."""
+    """The stop a trainer reaped before the wrapper's handler ran died of (slurm_stop)."""
     if stops.timeout or stops.cancel or stops.failed is not None:
         return
-    if code == -signal.SIGUSR2:
-        stops.timeout = True
-    elif code == -signal.SIGTERM:
-        stops.cancel = True
+    kind = slurm_stop(code, None)
+    if kind is not None:
+        setattr(stops, kind, True)
+
+
+# Slurm's stops, by the signal it sends every process of the job
+_STOP_KINDS: dict[int, str] = {signal.SIGUSR2: "timeout", signal.SIGTERM: "cancel"}
+
+
+def slurm_stop(code: int | None, signum: int | None) -> str | None:
+    """The one rule for which of Slurm's stops ("timeout" or "cancel") ended the run, if any, from
+    the trainer's exit (``code``: None while it is not reaped) and the stop signal the wrapper got
+    (``signum``: None when none came before the trainer was reaped).
+
+    - A trainer whose exit 0 was reaped before the signal reached the wrapper (scancel, a requeue
+      or the time limit's warning while its end is recorded): too late to stop it, so its finish
+      stands (a finished run is never run again by the requeued job or --rerun-failed). Not asked
+      of the kernel sooner (waitid): Slurm signals the trainer too, and one that exits 0 on the very
+      SIGTERM this is must not be taken as finished by itself.
+    - A signal to the wrapper while the trainer runs, or reaped with any other end (most likely
+      killed by this same signal, which Slurm sent it first): the stop is what ended it.
+    - No signal to the wrapper, the trainer killed by the signal Slurm sends every process of the
+      job (SIGUSR2, whose default action ends a process; SIGTERM of scancel, a requeue or the
+      limit): the wrapper's own copy comes after the end is decided, or never. The trainer's death
+      by that signal says which stop it was (before, the run read FAILED, exit -12, where Slurm's
+      time limit ended it)."""
+    if code == 0:
+        return None
+    if signum is not None:
+        return _STOP_KINDS[signum]
+    return None if code is None else _STOP_KINDS.get(-code)
 
 
 def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int:
