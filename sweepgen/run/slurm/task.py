@@ -47,7 +47,7 @@ from sweepgen.run.core.base import (
 )
 from sweepgen.run.core.progress import ATTEMPT_MARK
 from sweepgen.run.core.shape import RunShape
-from sweepgen.run.slurm import launch, ranks
+from sweepgen.run.slurm import launch, query, ranks
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ class _Stops:
         self.failed: ranks.Note | None = None  # another participant failed first (ranks.py)
         self.signum: int | None = None  # the last stop signal Slurm sent
         self.passed: int | None = None  # the last one passed on to the trainer's group
+        self.late: int | None = None  # a stop that came after the trainer's exit 0 was reaped
 
     def install(self) -> None:
         # installed before the child exists so a signal during start-up is not lost
@@ -96,7 +97,8 @@ class _Stops:
     def _handler(self, kind: str) -> Callable[[int, FrameType | None], None]:
         def handler(signum: int, frame: FrameType | None) -> None:
             if slurm_stop(None if self.child is None else self.child.returncode, signum) is None:
-                return  # the trainer's exit 0 was reaped first: its finish stands (slurm_stop)
+                self.late = signum  # its exit 0 was reaped first: its finish stands (slurm_stop)
+                return
             setattr(self, kind, True)
             self.signum = signum
             if self.child is not None:
@@ -320,6 +322,8 @@ def _start_or_exit(
 def _finish(where: _Where, status: RunStatus, code: int, stops: _Stops) -> str:
     """Record how the run ended; exit non-zero unless it finished."""
     state, reason = _end_of(where.run_dir, status, code, stops)
+    if state is RunState.FINISHED and status.done_file is None:
+        reason = _finished_as_slurm_stopped(stops)
     ids = {**status.ids, **({"slurm_state": "TIMEOUT"} if stops.timeout else {})}
     ended = replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
     _record(where, ended)
@@ -417,6 +421,22 @@ def slurm_stop(code: int | None, signum: int | None) -> str | None:
     if signum is not None:
         return _STOP_KINDS[signum]
     return None if code is None else _STOP_KINDS.get(-code)
+
+
+# a finished run's reason where Slurm was ending the job as its trainer exited 0: the exit may be the
+# trainer's answer to Slurm's SIGTERM (one that saves and exits 0), which nothing here tells from a
+# finish just before the stop; taken as finished (never run twice), and said
+AMBIGUOUS_FINISH = (
+    "exit 0 as Slurm ended the job ({how}): taken as finished; a trainer that exits 0 on SIGTERM "
+    "may have stopped early here (give `--done-file` so that only its own end counts)"
+)
+
+
+def _finished_as_slurm_stopped(stops: _Stops) -> str | None:
+    """The note a finished run's end carries when a Slurm stop came just as its trainer exited 0
+    (its SIGTERM after the exit was reaped, or the job already ending in Slurm's word); None."""
+    how = signal.Signals(stops.late).name if stops.late is not None else query.ending_state()
+    return None if how is None else AMBIGUOUS_FINISH.format(how=how)
 
 
 def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int:
