@@ -13,6 +13,7 @@ once both stay asked (before, the later write dropped the other's runs, which it
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -43,10 +44,15 @@ def ask(runs_dir: Path, names: Iterable[str]) -> None:
 @contextlib.contextmanager
 def _held(runs_dir: Path) -> Iterator[None]:
     """An exclusive flock on the runs folder (never a link; no file added to it), waited for: a
-    holder keeps it for one read and one write."""
+    holder keeps it for one read and one write. A file system without locks (some network mounts)
+    writes unheld, as render's output lock does (outtree.py): the request is made all the same."""
     fd = runfs.open_dir(runs_dir)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as err:
+            if err.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
         yield
     finally:
         os.close(fd)
