@@ -67,3 +67,16 @@ def test_two_cancels_at_once_keep_both_requests(tmp_path: Path) -> None:
                 proc.kill()
                 proc.wait()
     assert queue_cancel.asked_since(runs, started_s) == {"a", "b"}
+
+
+def test_a_file_system_without_locks_still_takes_the_request(tmp_path: Path, monkeypatch) -> None:
+    """Some network mounts refuse flock (ENOLCK): the request is written all the same, as before the
+    lock existed, never dropped with a warning."""
+    import errno
+
+    def refused(fd: int, how: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(queue_cancel.fcntl, "flock", refused)
+    queue_cancel.ask(tmp_path, ["a"])
+    assert queue_cancel.asked_since(tmp_path, 0.0) == {"a"}
