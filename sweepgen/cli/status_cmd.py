@@ -117,6 +117,8 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
             markup=False,
         )
     if outcome.nothing_live:
+        if outcome.queued_unasked:  # said above: a live `run` may start runs of it it has queued
+            return outcome.exit_code
         if outcome.queued_asked:  # a live `run` may hold some queued: none of them starts now
             out.print(
                 f"no run of {sweep_dir} is running; a live `sweepgen run` that has runs of it queued "

@@ -82,3 +82,15 @@ def test_a_request_is_data_of_this_boot_and_time(tmp_path: Path) -> None:
     (tmp_path / "elsewhere.json").write_text(json.dumps({"boot_id": "x", "runs": {}}))
     request.symlink_to(tmp_path / "elsewhere.json")
     assert queue_cancel.asked_since(tmp_path, 0.0) == set()
+
+
+def test_a_request_that_cannot_be_written_is_exit_1_never_nothing_to_cancel(tmp_path: Path) -> None:
+    """`cancel` with no run running whose request cannot be written (a full or read-only disk; here
+    a folder in its place): a live `run` holding runs of it queued (for a GPU slot, `--jobs`, the next
+    round) still starts them. Before, it said "nothing to cancel" and exited 0 under its warning."""
+    make_sweep(tmp_path, {"r0": {}, "r1": {}})
+    (tmp_path / "runs" / "fake" / queue_cancel.REQUEST_FILE).mkdir(parents=True)
+    cancel = sweepgen(tmp_path, "cancel", "generated/fake")
+    assert cancel.returncode == 1 and "Traceback" not in cancel.stderr, cancel.stdout + cancel.stderr
+    assert "could not write" in cancel.stderr and "still starts the runs it has queued" in cancel.stderr
+    assert "nothing to cancel" not in cancel.stdout, cancel.stdout

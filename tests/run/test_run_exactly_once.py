@@ -226,3 +226,26 @@ def test_a_run_whose_folder_was_moved_and_copied_back_while_it_ran_is_cancelled_
         raise
     _cancel_stops(tmp_path, first)
     assert (run / "starts.txt").read_text().count("\n") == 1  # the copy's line: no second trainer
+
+
+def test_a_run_folder_replaced_by_a_link_while_it_ran_has_its_end_where_it_was_moved(tmp_path):
+    """`mv runs/fake/a a.real && ln -s a.real runs/fake/a` while a runs: the link is never written
+    through; the end is recorded in a.real, and its run.log (there) says so. Before, the log said only
+    that the end "could not be recorded", beside a status that had it; the run is never started again
+    (the next `run` refuses the link, naming it)."""
+    run, real = tmp_path / "runs" / "fake" / "a", tmp_path / "runs" / "fake" / "a.real"
+    first, command = _waiting_run(tmp_path)
+    try:
+        run.rename(real)
+        run.symlink_to("a.real")
+    finally:
+        (tmp_path / "release").touch()
+    out, err = first.communicate(timeout=LOADED_S)
+    assert first.returncode == 2 and "Traceback" not in err, out + err
+    ended = read_status(real)
+    assert ended is not None and (ended.state, ended.exit_code) == (RunState.FINISHED, 0), ended
+    assert f"the end is recorded in {os.path.realpath(real)}" in (real / "run.log").read_text()
+    again = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+    out, err = again.communicate(timeout=LOADED_S)
+    assert again.returncode == 2 and "symbolic link" in err and "Traceback" not in err, out + err
+    assert (real / "starts.txt").read_text().count("\n") == 1

@@ -755,6 +755,33 @@ def test_a_trainer_that_exits_0_on_slurms_own_sigterm_is_cancelled_not_finished(
     assert status is not None and (status.state, status.exit_code) == (RunState.CANCELLED, 0), status
 
 
+@pytest.mark.parametrize(("said", "noted"), [("COMPLETING", True), ("RUNNING", False), ("", False)])
+def test_a_trainer_exit_0_as_slurm_ends_the_job_is_finished_with_a_note(tmp_path, said, noted):
+    """A trainer exits 0 while Slurm is ending its job (scancel or a requeue signalled it: squeue
+    says COMPLETING): that exit may be its answer to Slurm's SIGTERM, half trained, and nothing tells
+    it from a finish just before the stop. Kept finished (never run twice), but said: before, it was
+    a plain finish, and a requeued job's run lost its training silently. A job Slurm runs (or a
+    squeue that says nothing) adds nothing."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "squeue"  # the node's look at its own job
+    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' '{said}'\n")
+    fake.chmod(0o755)
+    env = {**NODE_ENV, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    argv = (sys.executable, "-c", COUNTER, str(folder / "n.yaml"))
+    node = node_argv(tmp_path, argv, None)
+    done = subprocess.run(node, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    status = read_status(tmp_path / "runs/node/n")
+    assert status is not None and (status.state, status.exit_code) == (RunState.FINISHED, 0), status
+    if noted:
+        assert status.reason is not None and "as Slurm ended the job (COMPLETING)" in status.reason
+        assert "--done-file" in status.reason
+    else:
+        assert status.reason is None, status
+
+
 def test_the_node_records_the_trainer_states_an_earlier_attempt_left(tmp_path):
     """So the step shown for a foreign trainer is never an earlier attempt's (trainer_states.py)."""
     run_dir = tmp_path / "runs/node/n"

@@ -5,13 +5,19 @@ asked on this machine's boot clock. A `sweepgen run` drops (as cancelled, never 
 named there at or after its own start; a `run` started after the cancel is not held by it.
 
 The file is data (read bounded, never through a link; what cannot be read asks nothing) and written
-atomically. A request of another boot, or one that names no run of ours, changes nothing.
+atomically. A request of another boot, or one that names no run of ours, changes nothing. Each
+`cancel` reads, adds its runs and writes it holding an flock on the runs folder itself, so two at
+once both stay asked (before, the later write dropped the other's runs, which its `run` started).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from sweepgen import filenames, runfs
@@ -28,10 +34,28 @@ def ask(runs_dir: Path, names: Iterable[str]) -> None:
     now, boot = boot_clock.now_s(), boot_clock.boot_id()
     if now is None or boot is None:
         return  # no clock to tell a later `run` from an earlier one: nothing is asked
-    asked = _asked(runs_dir, boot)
-    asked.update(dict.fromkeys(names, now))
-    record = {"boot_id": boot, "runs": asked}
-    runfs.write_atomic(runs_dir / REQUEST_FILE, (json.dumps(record, sort_keys=True) + "\n").encode())
+    with _held(runs_dir):  # another `cancel`'s runs, read, added to and written by it meanwhile
+        asked = _asked(runs_dir, boot)
+        asked.update(dict.fromkeys(names, now))
+        record = {"boot_id": boot, "runs": asked}
+        runfs.write_atomic(runs_dir / REQUEST_FILE, (json.dumps(record, sort_keys=True) + "\n").encode())
+
+
+@contextlib.contextmanager
+def _held(runs_dir: Path) -> Iterator[None]:
+    """An exclusive flock on the runs folder (never a link; no file added to it), waited for: a
+    holder keeps it for one read and one write. A file system without locks (some network mounts)
+    writes unheld, as render's output lock does (outtree.py): the request is made all the same."""
+    fd = runfs.open_dir(runs_dir)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as err:
+            if err.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+        yield
+    finally:
+        os.close(fd)
 
 
 def asked_since(runs_dir: Path, since_s: float | None) -> set[str]:

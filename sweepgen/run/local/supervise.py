@@ -350,18 +350,25 @@ def _supervised(
         end_room.write_status(run_dir, _encoded(_with_trainer_end(status, ended)), None)
     pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
     recorded = _record_end(run_dir, ended, spare)
-    _record_where_moved(run_dir, ended, lock_fd)
+    moved = _record_where_moved(run_dir, ended, lock_fd)
+    if moved is not None and recorded in (NOT_RECORDED, FINISHED_NOT_RECORDED):
+        # (a link put in the folder's place): this log is in the moved folder, beside that record
+        _say(f"sweepgen: the end is recorded in {moved}, where the run's folder was moved while it ran")
     return recorded
 
 
-def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | None) -> None:
+def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | None) -> str | None:
     """The end, also in the folder the run's folder was moved to while it ran (its log, its lock
     and its `running` status are there; the end went to the folder it was started in, as for a
-    deleted one, so the run is not started there again). Quiet: the record that counts is made."""
+    deleted one, so the run is not started there again); that folder where it took it."""
     moved = end_room.moved_to(lock_fd, ended["ids"].get(RUN_DIR) or os.path.realpath(run_dir))
-    if moved is not None:
-        with contextlib.suppress(OSError):
-            end_room.write_status(moved, _encoded(ended), None)
+    if moved is None:
+        return None
+    try:
+        end_room.write_status(moved, _encoded(ended), None)
+    except OSError:
+        return None
+    return str(moved)
 
 
 def _with_trainer_end(status: dict[str, Any], ended: dict[str, Any]) -> dict[str, Any]:

@@ -11,11 +11,12 @@ reused by someone else's jobs is never mistaken for a live run of this sweep.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from sweepgen.errors import UserError
@@ -297,3 +298,32 @@ def expand(job_id: str) -> list[str]:
 def _clean_state(state: str) -> str:
     """``CANCELLED by 0`` -> ``CANCELLED``; ``RUNNING`` stays; squeue and sacct spell states alike."""
     return state.strip().split(" ", 1)[0].rstrip("+").upper()
+
+
+# Slurm's words for a job it is ending (COMPLETING: scancel or a requeue signalled it) or has ended
+ENDING = ENDED | REQUEUE_STATES | {"COMPLETING"}
+ENDING_QUERY_S = 10  # the node's one look at its own job: a slow controller costs the job this, once
+
+
+def ending_state(environ: Mapping[str, str] | None = None) -> str | None:
+    """On the node, inside the job: Slurm's state of this job when it is being ended (COMPLETING
+    after scancel or a requeue, TIMEOUT, PREEMPTED, ...); None while it runs, or when Slurm does not
+    answer (one try: the run's end is not held up for long by a look that can only add a note)."""
+    job_id = (os.environ if environ is None else environ).get("SLURM_JOB_ID")
+    squeue_path = shutil.which("squeue")
+    if not job_id or squeue_path is None:
+        return None
+    try:
+        proc = subprocess.run(
+            [squeue_path, "-h", "-j", job_id, "-o", "%T"],
+            capture_output=True,
+            text=True,
+            timeout=ENDING_QUERY_S,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = proc.stdout.split()
+    if proc.returncode != 0 or len(words) != 1:
+        return None
+    state = _clean_state(words[0])
+    return state if state in ENDING else None

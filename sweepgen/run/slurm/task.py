@@ -47,7 +47,7 @@ from sweepgen.run.core.base import (
 )
 from sweepgen.run.core.progress import ATTEMPT_MARK
 from sweepgen.run.core.shape import RunShape
-from sweepgen.run.slurm import launch, ranks
+from sweepgen.run.slurm import launch, query, ranks
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ class _Stops:
         self.failed: ranks.Note | None = None  # another participant failed first (ranks.py)
         self.signum: int | None = None  # the last stop signal Slurm sent
         self.passed: int | None = None  # the last one passed on to the trainer's group
+        self.late: int | None = None  # a stop that came after the trainer's exit 0 was reaped
 
     def install(self) -> None:
         # installed before the child exists so a signal during start-up is not lost
@@ -95,14 +96,8 @@ class _Stops:
 
     def _handler(self, kind: str) -> Callable[[int, FrameType | None], None]:
         def handler(signum: int, frame: FrameType | None) -> None:
-            if self.child is not None and self.child.returncode == 0:
-                # scancel, a requeue or the time limit's warning after the trainer's exit 0 was
-                # reaped (while its end is recorded): too late to stop it, so its finish stands (a
-                # finished run is never run again by the requeued job or --rerun-failed). Not asked
-                # of the kernel sooner (waitid): Slurm signals the trainer too, and one that exits 0
-                # on the very SIGTERM this is must not be taken as finished by itself. A trainer
-                # reaped with any other end was most likely killed by this same signal, which
-                # Slurm sent it first: the stop is what ended it
+            if slurm_stop(None if self.child is None else self.child.returncode, signum) is None:
+                self.late = signum  # its exit 0 was reaped first: its finish stands (slurm_stop)
                 return
             setattr(self, kind, True)
             self.signum = signum
@@ -327,6 +322,8 @@ def _start_or_exit(
 def _finish(where: _Where, status: RunStatus, code: int, stops: _Stops) -> str:
     """Record how the run ended; exit non-zero unless it finished."""
     state, reason = _end_of(where.run_dir, status, code, stops)
+    if state is RunState.FINISHED and status.done_file is None:
+        reason = _finished_as_slurm_stopped(stops)
     ids = {**status.ids, **({"slurm_state": "TIMEOUT"} if stops.timeout else {})}
     ended = replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
     _record(where, ended)
@@ -390,17 +387,56 @@ def _end_of(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> tuple
 
 
 def _killed_by_slurms_signal(code: int, stops: _Stops) -> None:
-    """A trainer killed by the signal Slurm sends every process of the job (its time-limit warning
-    SIGUSR2, whose default action ends a process; SIGTERM of scancel, a requeue or the limit) whose
-    own delivery to this wrapper comes after the trainer was reaped: the wrapper's handler then runs
-    after the end is decided, or not at all, and the run read FAILED (exit -12) where Slurm's time
-    limit ended it. The trainer's death by that signal says which stop it was."""
+    """The stop a trainer reaped before the wrapper's handler ran died of (slurm_stop)."""
     if stops.timeout or stops.cancel or stops.failed is not None:
         return
-    if code == -signal.SIGUSR2:
-        stops.timeout = True
-    elif code == -signal.SIGTERM:
-        stops.cancel = True
+    kind = slurm_stop(code, None)
+    if kind is not None:
+        setattr(stops, kind, True)
+
+
+# Slurm's stops, by the signal it sends every process of the job
+_STOP_KINDS: dict[int, str] = {signal.SIGUSR2: "timeout", signal.SIGTERM: "cancel"}
+
+
+def slurm_stop(code: int | None, signum: int | None) -> str | None:
+    """The one rule for which of Slurm's stops ("timeout" or "cancel") ended the run, if any, from
+    the trainer's exit (``code``: None while it is not reaped) and the stop signal the wrapper got
+    (``signum``: None when none came before the trainer was reaped).
+
+    - A trainer whose exit 0 was reaped before the signal reached the wrapper (scancel, a requeue
+      or the time limit's warning while its end is recorded): too late to stop it, so its finish
+      stands (a finished run is never run again by the requeued job or --rerun-failed). Not asked
+      of the kernel sooner (waitid): Slurm signals the trainer too, and one that exits 0 on the very
+      SIGTERM this is must not be taken as finished by itself.
+    - A signal to the wrapper while the trainer runs, or reaped with any other end (most likely
+      killed by this same signal, which Slurm sent it first): the stop is what ended it.
+    - No signal to the wrapper, the trainer killed by the signal Slurm sends every process of the
+      job (SIGUSR2, whose default action ends a process; SIGTERM of scancel, a requeue or the
+      limit): the wrapper's own copy comes after the end is decided, or never. The trainer's death
+      by that signal says which stop it was (before, the run read FAILED, exit -12, where Slurm's
+      time limit ended it)."""
+    if code == 0:
+        return None
+    if signum is not None:
+        return _STOP_KINDS[signum]
+    return None if code is None else _STOP_KINDS.get(-code)
+
+
+# a finished run's reason where Slurm was ending the job as its trainer exited 0: the exit may be the
+# trainer's answer to Slurm's SIGTERM (one that saves and exits 0), which nothing here tells from a
+# finish just before the stop; taken as finished (never run twice), and said
+AMBIGUOUS_FINISH = (
+    "exit 0 as Slurm ended the job ({how}): taken as finished; a trainer that exits 0 on SIGTERM "
+    "may have stopped early here (give `--done-file` so that only its own end counts)"
+)
+
+
+def _finished_as_slurm_stopped(stops: _Stops) -> str | None:
+    """The note a finished run's end carries when a Slurm stop came just as its trainer exited 0
+    (its SIGTERM after the exit was reaped, or the job already ending in Slurm's word); None."""
+    how = signal.Signals(stops.late).name if stops.late is not None else query.ending_state()
+    return None if how is None else AMBIGUOUS_FINISH.format(how=how)
 
 
 def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int:

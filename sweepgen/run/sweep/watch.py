@@ -65,6 +65,9 @@ class CancelOutcome:
     ended: list[RunView] = field(default_factory=list)  # runs that ended by themselves meanwhile
     # a live local `sweepgen run` holding runs of it queued was asked to drop them (queue_cancel)
     queued_asked: bool = False
+    # ... or could not be asked (its request could not be written): such runs, if a live `run` has
+    # them queued, still start; not cancelled, as a run on another machine is not (exit 1)
+    queued_unasked: bool = False
 
     @property
     def nothing_live(self) -> bool:
@@ -72,7 +75,7 @@ class CancelOutcome:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.elsewhere else 0
+        return 1 if self.elsewhere or self.queued_unasked else 0
 
 
 def locate(sweep_dir: Path, only: Sequence[str]) -> Located:
@@ -166,7 +169,8 @@ def cancel(
     located = locate(sweep_dir, only)
     search = search_stop.state_dir_of(sweep_dir)
     stopped = _stop_search(search, only)
-    queued = _drop_queued(located.tasks, say)  # before the look: a start after it finds the request
+    # before the look: a start after it finds the request
+    queued, unasked = _drop_queued(located.tasks, say)
     views = _after_starts(located.tasks, collect(located.tasks), say)
     by_executor = _live_by_executor(views)
     unreachable: set[str] = set()
@@ -176,22 +180,33 @@ def cancel(
     if not by_executor:
         # a search resumes its open trials with a plain `run`
         resume = None if search is None else sweep_state.recorded_line(sweep_dir)
-        return CancelOutcome(views, located.under, 0, resume, [], stopped is not None, queued_asked=queued)
+        searched = stopped is not None
+        return CancelOutcome(
+            views, located.under, 0, resume, [], searched, queued_asked=queued, queued_unasked=unasked
+        )
     views = collect(located.tasks)
     asked = {task.name for runs in by_executor.values() for task, _ in runs}
     elsewhere, ended = _not_cancelled(views, asked, unreachable)
     cancelled = len(asked) - len(elsewhere) - len(ended)
     resume = _resume_line(sweep_dir, by_executor, searched=search is not None, only=only)
     return CancelOutcome(
-        views, located.under, cancelled, resume, elsewhere, stopped is not None, ended, queued_asked=queued
+        views,
+        located.under,
+        cancelled,
+        resume,
+        elsewhere,
+        stopped is not None,
+        ended,
+        queued_asked=queued,
+        queued_unasked=unasked,
     )
 
 
-def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) -> bool:
+def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) -> tuple[bool, bool]:
     """Ask each live local `sweepgen run` to drop the runs of ``tasks`` it has queued and not
     started (queue_cancel.py), in every runs folder that exists (a `run` makes its own at its start);
-    whether it was asked anywhere."""
-    asked = False
+    whether it was asked anywhere, and whether a folder's request could not be written (said)."""
+    asked = unasked = False
     by_folder: dict[Path, list[str]] = {}
     for task in tasks:
         if not _finished_on_file(task):  # a finished run is never started again: nothing to ask
@@ -205,12 +220,13 @@ def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) ->
         except (FileNotFoundError, NotADirectoryError):
             continue  # no `run` has made it: none has runs queued there
         except OSError as err:
+            unasked = True
             if say is not None:
                 say(
                     f"warning: could not write {folder / queue_cancel.REQUEST_FILE}: {err.strerror or err}; "
                     "a live `sweepgen run` still starts the runs it has queued there (stop it with Ctrl-C)"
                 )
-    return asked
+    return asked, unasked
 
 
 def _finished_on_file(task: RunTask) -> bool:
