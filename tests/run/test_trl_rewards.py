@@ -78,10 +78,14 @@ def test_a_module_found_nowhere_is_refused_before_any_run(tmp_path, monkeypatch)
             {"my_rewards.py": "from elsewhere import *\n"},
             ["my_rewards.accuracy"],
         ),  # not told without running it
+        (
+            {"my_rewards.py": "try:\n    from fast import *\nexcept ImportError:\n    pass\n"},
+            ["my_rewards.accuracy"],
+        ),
         ({"my_rewards.py": "def __getattr__(name):\n    return len\n"}, ["my_rewards.accuracy"]),
         ({}, ["json.dumps"]),  # an installed module: not the working folder's
     ],
-    ids=["module", "package", "try", "star", "getattr", "installed"],
+    ids=["module", "package", "try", "star", "star-in-try", "getattr", "installed"],
 )
 def test_reward_functions_trl_would_load_are_left_alone(tmp_path, monkeypatch, files, funcs):
     monkeypatch.chdir(tmp_path)

@@ -120,30 +120,38 @@ def _local_module(module: str) -> str | None:
     if not all(part.isidentifier() for part in parts):
         return None
     stem = "/".join(parts)
-    for rel in (f"{stem}/__init__.py", f"{stem}.py"):  # a package before a module, as Python's finder
-        try:
-            check_rel(os.getcwd(), rel)
-            if os.path.isfile(rel) and not os.path.islink(rel):
-                return rel
-        except (OSError, ValueError, UserError):
-            continue
-    return None
+    # a package before a module, as Python's finder
+    return next((rel for rel in (f"{stem}/__init__.py", f"{stem}.py") if _project_file(rel)), None)
+
+
+def _project_file(rel: str) -> bool:
+    """Whether ``rel`` is a regular file of the working folder (inside it, not a link)."""
+    try:
+        check_rel(os.getcwd(), rel)
+        return os.path.isfile(rel) and not os.path.islink(rel)
+    except (OSError, ValueError, UserError):
+        return False
 
 
 def _top_level_names(rel: str) -> set[str] | None:
     """The names a module file binds at its top level; None when that cannot be told without
     running it (a star import, a module ``__getattr__``, a file that does not read or parse)."""
+    tree = _parsed(rel)
+    if tree is None or any(_star(node) for node in tree.body):
+        return None
+    names = {name for node in tree.body for name in _bound(node)}
+    return None if "__getattr__" in names or "*" in names else names  # `*`: a star import in a block
+
+
+def _parsed(rel: str) -> ast.Module | None:
     try:
-        data = read_bytes(Path(rel), limit=_MAX_SOURCE_BYTES)
-        tree = ast.parse(data or b"", rel)
+        return ast.parse(read_bytes(Path(rel), limit=_MAX_SOURCE_BYTES) or b"", rel)
     except (OSError, ValueError, UserError, SyntaxError, RecursionError):
         return None
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            return None
-        names |= _bound(node)
-    return None if "__getattr__" in names else names
+
+
+def _star(node: ast.stmt) -> bool:
+    return isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
 
 
 def _bound(node: ast.stmt) -> set[str]:

@@ -39,15 +39,18 @@ def check(
     given ``gpus_each`` GPUs, None: not limited) would share a vLLM server or, run by ``command``
     as TRL's training script, name a reward function TRL cannot load, or ask for other GPUs or
     more processes than they are given."""
-    script = trl_script(command) if command is not None else None
+    script = trl_script(command or ())
     if at_once < 2 and script is None:
         return  # nothing to judge: no config is read
     configs = [(task, rendered(sweep_dir, task)) for task in tasks]
-    shared = vllm_server.shared_among(sweep_dir, configs, at_once, executor)
-    if shared is not None:
-        raise shared
-    if script is not None and command is not None:
-        _judge_trl(sweep_dir, configs, script, command, gpus_each)
+    _refuse(vllm_server.shared_among(sweep_dir, configs, at_once, executor))
+    if script is not None:
+        _judge_trl(sweep_dir, configs, script, command or (), gpus_each)
+
+
+def _refuse(error: Exception | None) -> None:
+    if error is not None:
+        raise error
 
 
 def _judge_trl(
