@@ -37,8 +37,7 @@ def check(
 ) -> None:
     """Exit 2 when the ``tasks`` about to start (``at_once`` of them together, by ``executor``, each
     given ``gpus_each`` GPUs, None: not limited) would share a vLLM server or, run by ``command``
-    as TRL's training script, name a reward function TRL cannot load, or ask for other GPUs or
-    more processes than they are given."""
+    as TRL's training script, fail or train alike as the module's docstring lists."""
     script = trl_script(command or ())
     if at_once < 2 and script is None:
         return  # nothing to judge: no config is read
@@ -60,8 +59,9 @@ def _judge_trl(
     command: Sequence[str],
     gpus_each: int | None,
 ) -> None:
-    """Exit 2 at the first run (in order) that names a reward function TRL cannot load, or (each
-    run given ``gpus_each`` GPUs) asks for more processes or other GPUs."""
+    """Exit 2 when the runs differ only in a value TRL ignores, else at the first run (in order)
+    naming a reward function TRL cannot load, asking (each run given ``gpus_each`` GPUs) for more
+    processes or other GPUs, or sizing a generation batch TRL refuses."""
     trl_ignored.check(sweep_dir, configs)
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
