@@ -189,3 +189,24 @@ def test_a_crossed_arm_keeps_its_looks_interval_not_a_fixed_n_one_on_the_seeds_t
     assert "the difference intervals are fixed-n too" in before[0]
     (together,) = joint.sentence(table)  # the level column is not all Holm's steps now
     assert "(the level column: Holm's step, or for an arm the looks held, the looks' coverage)" in together
+
+
+def test_each_looks_line_shows_the_repeated_interval_the_table_shows():
+    # the terminal's per-look lines of `run --until-decided` gave p and boundary only: the size of a
+    # crossing (and the interval the report's table shows for it) was not seen where the looks are said
+    from sweepgen.run.report.sequential_record import Look, look_lines
+
+    crossings = sq.look(
+        [("arm", [2.0, 2.1, 2.05]), ("same", [0.1, 0.0, 0.05])], [0.0, 0.1, 0.05], 0.02, "max"
+    )
+    arm, same = crossings
+    assert arm.verdict == "better" and same.verdict == sq.OPEN
+    lines = look_lines(Look(3, 0.02, tuple(crossings)), 1, 4)
+    assert arm.low is not None and arm.high is not None and arm.low > 0
+    level = f"{1 - arm.boundary:.2%}".rstrip("0").rstrip(".")
+    assert (
+        f"difference {arm.diff:+.3g}, repeated {level} interval [{arm.low:+.3g}, {arm.high:+.3g}]" in lines[1]
+    )
+    assert same.low is not None and f"[{same.low:+.3g}, {same.high:+.3g}]" in lines[2]
+    untested = sq.Crossing("x", 1, 3, 0.5, None, 0.02, sq.OPEN)  # no test: no interval, nothing claimed
+    assert "interval" not in look_lines(Look(3, 0.02, (untested,)), 1, 4)[1]

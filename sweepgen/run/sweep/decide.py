@@ -46,6 +46,9 @@ class DecideResult:
     last: RunResult | None = None  # the last round's runs (their table, failures, notes)
     plan: list[str] = field(default_factory=list)  # --dry-run: the schedule and the first round
     notes: list[str] = field(default_factory=list)
+    # which way "better" points and how it was chosen: a direction inferred from the metric's name
+    # (sweepgen.direction) was never said, so `better` on `--metric kl` could mean a higher KL unseen
+    direction: str = ""
 
     @property
     def spent(self) -> bool:
@@ -63,6 +66,7 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
     schedule = _schedule(rule)
     result = DecideResult(0, rule, list(looks), len(schedule.looks))
     result.verdicts = _verdicts_so_far(looks, members, rule)
+    result.direction = _direction_line(given, rule, fresh)
     if request.dry_run:
         return _dry_run(request, rule, schedule, members, result, display)
     if fresh:
@@ -84,6 +88,17 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
             return result
         _record_look(request, result, _look(request.sweep_dir, rule, members, still, n, alpha), display)
     return result
+
+
+def _direction_line(given: Rule, rule: Rule, fresh: bool) -> str:
+    """The value compared and its direction: given, the recorded rule's, or inferred from the
+    metric's name (with how to turn it: a recorded test's direction is turned only by a new test)."""
+    what = f"compared: `{rule.metric or 'final_reward'}` ({rule.at}), "
+    if given.mode is not None:
+        return what + f"{rule.mode} is better"
+    if not fresh:
+        return what + f"{rule.mode} is better (the recorded rule's)"
+    return what + direction.inferred_words(rule.metric, str(rule.mode))
 
 
 def _verdicts_so_far(looks: Sequence[Look], members: dict[str, list[str]], rule: Rule) -> dict[str, str]:
@@ -238,6 +253,7 @@ def _dry_run(
         f"per group, alpha spent ({rule.spending}) "
         + ", ".join(f"{a:.3g}" for a in schedule.alphas)
         + f" (sum {schedule.alpha:g})",
+        result.direction,
     ]
     open_arms = result.open_arms
     if result.spent or not open_arms:
