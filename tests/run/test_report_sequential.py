@@ -210,3 +210,27 @@ def test_each_looks_line_shows_the_repeated_interval_the_table_shows():
     assert same.low is not None and f"[{same.low:+.3g}, {same.high:+.3g}]" in lines[2]
     untested = sq.Crossing("x", 1, 3, 0.5, None, 0.02, sq.OPEN)  # no test: no interval, nothing claimed
     assert "interval" not in look_lines(Look(3, 0.02, (untested,)), 1, 4)[1]
+
+
+def test_with_bootstrap_intervals_the_looks_intervals_are_said_to_be_welchs():
+    # --interval bootstrap after --until-decided: the held arms' intervals are the looks' calibrated
+    # Welch ones under a table titled "percentile bootstrap"; the sentence now says which they are
+    from sweepgen.run.report import sequential_table
+    from sweepgen.run.report.sequential_record import Look, held_at_last_look
+
+    values = {"base": [0.0, 0.1, 0.05, 0.02], "arm": [2.0, 2.1, 2.05, 2.02]}
+    schedule = sq.Schedule(2, 4)
+    out = sq.simulate(values, "base", schedule)
+    assert out.verdicts["arm"] == "better"
+    looks = [Look(n, alpha, crossings) for n, alpha, crossings in out.looks]
+    held = held_at_last_look(looks, schedule.alpha)
+    groups = [(g, v[: out.seeds[g]]) for g, v in values.items()]
+    boot = stats.compare(groups, baseline="base", mode="max", methods=stats.Methods(interval="bootstrap"))
+    _, notes = sequential_table.adjusted(boot, out.verdicts, held)
+    assert (
+        "with --interval bootstrap those repeated intervals are still Welch's at the calibrated" in notes[0]
+    )
+    _, plain = sequential_table.adjusted(
+        stats.compare(groups, baseline="base", mode="max"), out.verdicts, held
+    )
+    assert "bootstrap" not in plain[0]
