@@ -77,10 +77,10 @@ def _repeated(c: stats.Comparison, h: Held, methods: stats.Methods) -> stats.Com
 
 def _bootstrap_words(methods: stats.Methods, repeated: list[str]) -> str:
     """With --interval bootstrap: the looks' intervals are not bootstrap ones, and why they are kept.
-    A percentile bootstrap at a look's 2-5 seeds covers 75-87% at its level (bootstrap.py), so one
-    inverted at each look's boundary would not keep the looks' coverage; Welch's at the calibrated
-    level does, and it is the interval each look's test inverted. The table's title said "percentile
-    bootstrap" over every interval, these included."""
+    A percentile bootstrap at a look's 2-5 seeds covers 67-88% of true differences at 95%
+    (bootstrap.py), so one inverted at each look's boundary would not keep the looks' coverage;
+    Welch's at the calibrated level does, and it is the interval each look's test inverted. The
+    table's title said "percentile bootstrap" over every interval, these included."""
     if methods.interval != "bootstrap" or not repeated:
         return ""
     return (
