@@ -8,10 +8,14 @@ Parts (``--part``):
 - ``skew``: a metric with a heavy right tail (lognormal; a rare seed far above the others): how
   often the 95% t interval of a group mean holds its true mean, at 2, 3 and 5 seeds, and how often
   the report's test (``stats.difference_test``: Welch's at the calibrated level) calls such an arm
-  different from a baseline of the same mean (the same lognormal; a tight normal one).
+  different from a baseline of the same mean (the same lognormal; a tight normal one);
+- ``power``: normal runs ``shift`` sd apart, the comparisons without evidence: how often the seeds
+  needed that `report` prints (the plug-in count, and the count at the top of the spread's 80%
+  interval) give the observed difference 80% power at the true spread (``power.power``).
 
     OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_round8.py --part items --reps 20000
     OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_round8.py --part skew --reps 2000
+    OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_round8.py --part power --reps 400
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sweepgen.run.report import stats
+from sweepgen.run.report import power, stats
 
 Draw = Callable[[int], np.ndarray]
 
@@ -74,12 +78,33 @@ def _called(arm: np.ndarray, base: np.ndarray) -> bool:
     return p is not None and p < stats.ALPHA
 
 
+def _power(reps: int) -> None:
+    rng = np.random.default_rng(5)
+    for n, shift in ((3, 1.0), (3, 0.5), (5, 1.0)):
+        point, top = [], []
+        for _ in range(reps):
+            arm, base = rng.normal(shift, 1, n).tolist(), rng.normal(0, 1, n).tolist()
+            (c,) = stats.compare([("b", base), ("a", arm)], baseline="b", mode="max").comparisons
+            if c.verdict != "no evidence" or c.seeds_needed is None or c.seeds_needed_high is None:
+                continue
+            point.append(power.power(c.seeds_needed, abs(c.diff), stats.ALPHA) >= power.POWER)
+            top.append(power.power(c.seeds_needed_high, abs(c.diff), stats.ALPHA) >= power.POWER)
+        print(
+            f"power {n} + {n} seeds, {shift} sd: {len(point)} without evidence; 80% reached at the true "
+            f"spread by the printed count in {np.mean(point):.1%}, "
+            f"by the spread-top count in {np.mean(top):.1%}"
+        )
+
+
+PARTS = {"items": _items, "skew": _skew, "power": _power}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--part", choices=("items", "skew"), required=True)
+    parser.add_argument("--part", choices=tuple(PARTS), required=True)
     parser.add_argument("--reps", type=int, default=2000)
     args = parser.parse_args()
-    (_items if args.part == "items" else _skew)(args.reps)
+    PARTS[args.part](args.reps)
 
 
 if __name__ == "__main__":

@@ -242,7 +242,7 @@ def _seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) ->
     has could detect (for a metric in ``bounds``, Welch's test that detects nothing inside them)."""
     need = (
         f"about {c.seeds_needed} seeds per group would detect a difference of {_fmt(abs(c.diff))} "
-        "with 80% power"
+        f"with 80% power at the spread these seeds show{_spread_top_words(c)}"
         if c.seeds_needed is not None
         else "no seed count up to 1,000 would detect the observed difference"
     )
@@ -262,6 +262,18 @@ def _seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) ->
     # a comparison these seeds cannot decide (the permutation test's floor) is not "no evidence yet"
     status = "no evidence yet" if c.verdict == "no evidence" else "cannot decide with these seeds"
     return f"{c.name}: {status}: {need} at the adjusted alpha{now}"
+
+
+def _spread_top_words(c: Comparison) -> str:
+    """How many seeds the same power takes if the true spread is at the top of its 80% interval: a
+    spread from 2-5 seeds is itself uncertain (stats.Comparison.seeds_needed_high)."""
+    if c.seeds_needed_high == c.seeds_needed:
+        return ""
+    high = "more than 1,000" if c.seeds_needed_high is None else str(c.seeds_needed_high)
+    return (
+        f" ({high} if the true spread is at the top of its 80% interval: a spread from few seeds is "
+        "uncertain)"
+    )
 
 
 def _interval(low: float | None, high: float | None) -> str:

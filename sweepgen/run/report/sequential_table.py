@@ -52,7 +52,7 @@ def adjusted(
             changed.append(f"{c.name} (fixed-n: {c.verdict})")
         c = replace(c, verdict=word)
         if word != "no evidence":  # decided by the looks: no more seeds are needed (as stats._with_needed)
-            c = replace(c, seeds_needed=None, detectable=None)
+            c = replace(c, seeds_needed=None, seeds_needed_high=None, detectable=None)
         if c.name in held:
             c = _repeated(c, held[c.name], statistics.methods)
             repeated.append(f"{c.name} at look {held[c.name].look} ({held[c.name].seeds} seeds per group)")
