@@ -39,6 +39,8 @@ def test_no_sentence_where_the_values_are_no_counts_of_few_items_or_no_proportio
     assert eval_items.sentence("eval_acc", {"a": [0.712345, 0.70321]}, UNIT) == []  # no count of few items
     assert eval_items.sentence("eval_acc", {"a": [0.701, 0.703, 0.7]}, UNIT) == []  # counts of 1,000
     assert eval_items.sentence("reward", {"a": [0.7, 0.75]}, None) == []  # no proportion
+    # a rate saturated at 1 (or 0/1 per run) gives no item count: "out of 1 items" would be invented
+    assert eval_items.sentence("success_rate", {"a": [1.0, 1.0], "b": [1.0, 0.0]}, UNIT) == []
 
 
 def test_the_report_says_it_beside_the_table_and_in_statistics_json(cli_cwd):

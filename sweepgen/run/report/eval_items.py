@@ -35,7 +35,7 @@ def sentence(
     if bounds != (0.0, 1.0) or len(every) < 2:
         return []
     m = outliers.items(every)
-    if m is None or m > FEW_ITEMS:
+    if m is None or m < 2 or m > FEW_ITEMS:  # every value 0 or 1: of how many items, nothing says
         return []
     p = math.fsum(every) / len(every)
     share = min(max(p, 0.5 / m), 1 - 0.5 / m)  # every run at 0 or 1: half an item's worth, never ±0
