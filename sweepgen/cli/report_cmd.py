@@ -248,7 +248,8 @@ def _seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) ->
         else "no seed count up to 1,000 would detect the observed difference"
     )
     now = (
-        f"; with the seeds it has, the smallest difference detectable with 80% power is {_fmt(c.detectable)}"
+        f"; with the seeds it has and the spread they show, the smallest difference detectable with 80% "
+        f"power is {_fmt(c.detectable)}"
         if c.detectable is not None
         else ""
     )

@@ -158,3 +158,4 @@ def test_the_seeds_needed_say_how_uncertain_a_spread_from_few_seeds_makes_them()
     said = _seeds_sentence(c)
     assert f"about {c.seeds_needed} seeds per group" in said and "at the spread these seeds show" in said
     assert f"({c.seeds_needed_high} if the true spread is at the top of its 80% interval" in said
+    assert "with the seeds it has and the spread they show, the smallest difference detectable" in said
