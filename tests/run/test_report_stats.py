@@ -430,3 +430,16 @@ def test_the_test_does_not_depend_on_the_metrics_scale(scale):
     c = stats.compare(scaled, baseline="b", mode="max").comparisons[0]
     assert (c.p, c.verdict) == (pytest.approx(at_one.p, rel=1e-9), at_one.verdict)
     assert (c.low / scale, c.high / scale) == pytest.approx((at_one.low, at_one.high), rel=1e-9)
+
+
+@pytest.mark.parametrize("value", [0.025, 0.1, 0.3, 1 / 3])
+def test_runs_that_all_gave_one_value_have_no_spread_whatever_the_rounding_of_their_mean(value):
+    # six runs at 0.025 have a mean 1 ulp off (fsum / 6), which left them a variance of 1e-35: two
+    # groups whose seeds changed nothing, 1e-4 apart, were called "worse" at p 1e-67 with an interval
+    # of width 1e-17 (shaping's `--metric loss --at best`: "a detectable difference of 9.69e-18")
+    arm, base = [value + 1e-4] * 6, [value] * 6
+    statistics = stats.compare([("b", base), ("a", arm)], baseline="b", mode="min")
+    (c,) = statistics.comparisons
+    assert c.verdict == stats.UNDECIDABLE and c.p is None and c.low is None
+    assert all(g.interval == stats.NO_SPREAD and g.sd == 0 for g in statistics.groups)
+    assert stats.difference_test(arm, base) == (None, None)
