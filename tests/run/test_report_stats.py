@@ -443,3 +443,14 @@ def test_runs_that_all_gave_one_value_have_no_spread_whatever_the_rounding_of_th
     assert c.verdict == stats.UNDECIDABLE and c.p is None and c.low is None
     assert all(g.interval == stats.NO_SPREAD and g.sd == 0 for g in statistics.groups)
     assert stats.difference_test(arm, base) == (None, None)
+
+
+def test_groups_of_equal_mean_tie_whatever_their_seed_counts():
+    # fsum / n rounds twice: three seeds at 0.95 averaged 0.9500000000000001, five 0.95, so the
+    # page's "best mean" (and the winner's sentence) named the first alone, where the two tie
+    from sweepgen.run.report.page import tied_best
+
+    groups = [("three", [0.95] * 3), ("five", [0.95] * 5), ("pair", [0.9, 1.0]), ("low", [0.8, 0.85, 0.9])]
+    statistics = stats.compare(groups, baseline=None, mode="max")
+    assert [g.mean for g in statistics.groups][:3] == [0.95, 0.95, 0.95]
+    assert tied_best(statistics) == ["three", "five", "pair"]
