@@ -234,3 +234,20 @@ def test_with_bootstrap_intervals_the_looks_intervals_are_said_to_be_welchs():
         stats.compare(groups, baseline="base", mode="max"), out.verdicts, held
     )
     assert "bootstrap" not in plain[0]
+
+
+def test_a_proportions_look_line_keeps_its_interval_inside_what_a_difference_can_be():
+    # an accuracy at 2 seeds a side: the look's repeated interval reached past +1 in the terminal's
+    # look line, where the report's table clips it to [-1, 1]; now both show the same interval
+    from sweepgen.run.report.sequential_record import Look, look_lines
+    from sweepgen.run.sweep.decide import clipped
+
+    arm, base = [0.9, 0.5], [0.1, 0.2]
+    crossings = sq.look([("arm", arm)], base, 0.01, "max")
+    assert crossings[0].high is not None and crossings[0].high > 1  # as computed
+    (kept,) = clipped(crossings, "eval_acc", [*arm, *base])
+    assert (kept.low, kept.high) == (-1.0, 1.0)  # computed: [-20.4, +21.5]
+    assert "interval [-1, +1]" in look_lines(Look(2, 0.01, (kept,)), 1, 4)[1]
+    assert clipped(crossings, "reward", [*arm, *base]) == tuple(crossings)  # no proportion: as it is
+    no_level = sq.Crossing("x", 2, 2, 0.5, 0.3, 0.01, sq.OPEN, -math.inf, math.inf)
+    assert clipped([no_level], "eval_acc", [0.5]) == (no_level,)  # "no interval", not the whole range

@@ -20,6 +20,7 @@ voids the error rate), and `sweepgen report` shows the looks.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,9 +30,9 @@ from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import replay_guard
 from sweepgen.run.core.tasks import NAMING_PATHS, read_lock
+from sweepgen.run.report import bounds, sequential
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
-from sweepgen.run.report import sequential
 from sweepgen.run.report.sequential_record import DEFAULTS, Look, Rule, look_lines, read_state, write_state
 from sweepgen.run.sweep.grid import Display, RunRequest, RunResult, run_sweep
 
@@ -184,7 +185,25 @@ def _look(
     crossings = sequential.look(
         [(a, first(a)) for a in still], first(str(rule.baseline)), alpha, str(rule.mode)
     )
-    return Look(n, alpha, tuple(crossings))
+    return Look(n, alpha, clipped(crossings, rule.metric, [v for v in values.values() if v is not None]))
+
+
+def clipped(
+    crossings: Sequence[sequential.Crossing], metric: str | None, values: Sequence[float]
+) -> tuple[sequential.Crossing, ...]:
+    """Each look's repeated interval inside the range a difference of a proportion's means can take
+    ([-1, 1]: bounds.py), as the report's table shows it: the look's line printed [+0.1, +1.6] for an
+    accuracy beside the table's [+0.1, +1]. An interval with no calibrated level (infinite ends) is
+    kept as it is: "no interval", not the whole range."""
+    span = bounds.of_difference(bounds.of_metric(metric, values))
+    if span is None:
+        return tuple(crossings)
+    return tuple(
+        replace(c, low=max(c.low, span[0]), high=min(c.high, span[1]))
+        if c.low is not None and c.high is not None and math.isfinite(c.low) and math.isfinite(c.high)
+        else c
+        for c in crossings
+    )
 
 
 def _schedule(rule: Rule) -> sequential.Schedule:
