@@ -13,15 +13,16 @@ import math
 import re
 from collections.abc import Iterable
 
+# singular words: a plural in a name (`losses`, `eval/nlls`, `perplexities`, `regrets`) is read through
+# `_singular`, the one rule `lowered` and `proportion_range` share (a hand-listed plural once left
+# `nlls` and `perplexities` max-is-better)
 LOWERED = frozenset(
     {
         "loss",
-        "losses",
         "nll",
         "perplexity",
         "ppl",
         "error",
-        "errors",
         "err",
         "mse",
         "mae",
@@ -71,9 +72,14 @@ def _singular(word: str) -> str:
     return word
 
 
+def singular_words(metric: str) -> set[str]:
+    """The words of a metric's name, each plural read as its singular."""
+    return {_singular(word) for word in words(metric)}
+
+
 def lowered(metric: str) -> bool:
     """True when a word of ``metric`` names something lowered (a loss, an error, a perplexity)."""
-    return bool(words(metric) & LOWERED)
+    return bool(singular_words(metric) & LOWERED)
 
 
 def default_mode(metric: str | None) -> str:
@@ -92,6 +98,6 @@ def inferred_words(metric: str | None, mode: str) -> str:
 def proportion_range(metric: str | None, values: Iterable[float]) -> tuple[float, float] | None:
     """[0, 1] for a metric whose name says it is a proportion and whose every value lies there;
     None otherwise (no bound is assumed: a reward or a loss has none)."""
-    if metric is None or not {_singular(word) for word in words(metric)} & PROPORTION_WORDS:
+    if metric is None or not singular_words(metric) & PROPORTION_WORDS:
         return None
     return UNIT if all(math.isfinite(v) and UNIT[0] <= v <= UNIT[1] for v in values) else None

@@ -453,6 +453,7 @@ def _decided_lines(result: DecideResult) -> list[str]:
         line for n, look in enumerate(result.looks, 1) for line in look_lines(look, n, result.total_looks)
     ]
     against = f"against {result.rule.baseline}"
+    lines += [result.direction] if result.direction else []
     lines += [f"{a}: {v} {against} (sequential test)" for a, v in result.verdicts.items() if v != "open"]
     if result.code == 0:
         lines += _open_lines(result, against)

@@ -4,6 +4,7 @@ returns (tables, warnings, the files it wrote) and return its exit code."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -242,12 +243,13 @@ def _seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) ->
     has could detect (for a metric in ``bounds``, Welch's test that detects nothing inside them)."""
     need = (
         f"about {c.seeds_needed} seeds per group would detect a difference of {_fmt(abs(c.diff))} "
-        "with 80% power"
+        f"with 80% power at the spread these seeds show{_spread_top_words(c)}"
         if c.seeds_needed is not None
         else "no seed count up to 1,000 would detect the observed difference"
     )
     now = (
-        f"; with the seeds it has, the smallest difference detectable with 80% power is {_fmt(c.detectable)}"
+        f"; with the seeds it has and the spread they show, the smallest difference detectable with 80% "
+        f"power is {_fmt(c.detectable)}"
         if c.detectable is not None
         else ""
     )
@@ -262,6 +264,18 @@ def _seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) ->
     # a comparison these seeds cannot decide (the permutation test's floor) is not "no evidence yet"
     status = "no evidence yet" if c.verdict == "no evidence" else "cannot decide with these seeds"
     return f"{c.name}: {status}: {need} at the adjusted alpha{now}"
+
+
+def _spread_top_words(c: Comparison) -> str:
+    """How many seeds the same power takes if the true spread is at the top of its 80% interval: a
+    spread from 2-5 seeds is itself uncertain (stats.Comparison.seeds_needed_high)."""
+    if c.seeds_needed_high == c.seeds_needed:
+        return ""
+    high = "more than 1,000" if c.seeds_needed_high is None else str(c.seeds_needed_high)
+    return (
+        f" ({high} if the true spread is at the top of its 80% interval: a spread from few seeds is "
+        "uncertain)"
+    )
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -429,6 +443,24 @@ def _best_line(outcome: Outcome, request: Request, best: RunRecord) -> str:
         f"best run{over} by {result.objective.label} ({_direction_words(request)}): {best.name} = "
         f"{_fmt(best.score.value)} at step {best.score.step}"
         + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else "")
+        + _one_of_its_seeds(outcome, best)
+    )
+
+
+def _one_of_its_seeds(outcome: Outcome, best: RunRecord) -> str:
+    """Where the best run is one seed of a group: that group's mean beside it. The best of all runs
+    is its group's luckiest seed too, so its value read as the configuration's is biased toward
+    better (shaping's coma_lr0.001: best run 0.770, the group's six seeds 0.752 on average)."""
+    group = next((g for g in outcome.groups if best.name in g.members and len(g.members) > 1), None)
+    if group is None:
+        return ""
+    values = [r.value for r in outcome.report.finished if r.name in group.members and r.value is not None]
+    if len(values) < 2:
+        return ""
+    mean = _fmt(math.fsum(values) / len(values))
+    return (
+        f"; one of {len(values)} seeds of {group.name}, whose mean is {mean}: the best run is also its "
+        "group's luckiest seed, so quote the group's mean, not this value"
     )
 
 

@@ -189,3 +189,65 @@ def test_a_crossed_arm_keeps_its_looks_interval_not_a_fixed_n_one_on_the_seeds_t
     assert "the difference intervals are fixed-n too" in before[0]
     (together,) = joint.sentence(table)  # the level column is not all Holm's steps now
     assert "(the level column: Holm's step, or for an arm the looks held, the looks' coverage)" in together
+
+
+def test_each_looks_line_shows_the_repeated_interval_the_table_shows():
+    # the terminal's per-look lines of `run --until-decided` gave p and boundary only: the size of a
+    # crossing (and the interval the report's table shows for it) was not seen where the looks are said
+    from sweepgen.run.report.sequential_record import Look, look_lines
+
+    crossings = sq.look(
+        [("arm", [2.0, 2.1, 2.05]), ("same", [0.1, 0.0, 0.05])], [0.0, 0.1, 0.05], 0.02, "max"
+    )
+    arm, same = crossings
+    assert arm.verdict == "better" and same.verdict == sq.OPEN
+    lines = look_lines(Look(3, 0.02, tuple(crossings)), 1, 4)
+    assert arm.low is not None and arm.high is not None and arm.low > 0
+    level = f"{1 - arm.boundary:.2%}".rstrip("0").rstrip(".")
+    assert (
+        f"difference {arm.diff:+.3g}, repeated {level} interval [{arm.low:+.3g}, {arm.high:+.3g}]" in lines[1]
+    )
+    assert same.low is not None and f"[{same.low:+.3g}, {same.high:+.3g}]" in lines[2]
+    untested = sq.Crossing("x", 1, 3, 0.5, None, 0.02, sq.OPEN)  # no test: no interval, nothing claimed
+    assert "interval" not in look_lines(Look(3, 0.02, (untested,)), 1, 4)[1]
+
+
+def test_with_bootstrap_intervals_the_looks_intervals_are_said_to_be_welchs():
+    # --interval bootstrap after --until-decided: the held arms' intervals are the looks' calibrated
+    # Welch ones under a table titled "percentile bootstrap"; the sentence now says which they are
+    from sweepgen.run.report import sequential_table
+    from sweepgen.run.report.sequential_record import Look, held_at_last_look
+
+    values = {"base": [0.0, 0.1, 0.05, 0.02], "arm": [2.0, 2.1, 2.05, 2.02]}
+    schedule = sq.Schedule(2, 4)
+    out = sq.simulate(values, "base", schedule)
+    assert out.verdicts["arm"] == "better"
+    looks = [Look(n, alpha, crossings) for n, alpha, crossings in out.looks]
+    held = held_at_last_look(looks, schedule.alpha)
+    groups = [(g, v[: out.seeds[g]]) for g, v in values.items()]
+    boot = stats.compare(groups, baseline="base", mode="max", methods=stats.Methods(interval="bootstrap"))
+    _, notes = sequential_table.adjusted(boot, out.verdicts, held)
+    assert (
+        "with --interval bootstrap those repeated intervals are still Welch's at the calibrated" in notes[0]
+    )
+    _, plain = sequential_table.adjusted(
+        stats.compare(groups, baseline="base", mode="max"), out.verdicts, held
+    )
+    assert "bootstrap" not in plain[0]
+
+
+def test_a_proportions_look_line_keeps_its_interval_inside_what_a_difference_can_be():
+    # an accuracy at 2 seeds a side: the look's repeated interval reached past +1 in the terminal's
+    # look line, where the report's table clips it to [-1, 1]; now both show the same interval
+    from sweepgen.run.report.sequential_record import Look, look_lines
+    from sweepgen.run.sweep.decide import clipped
+
+    arm, base = [0.9, 0.5], [0.1, 0.2]
+    crossings = sq.look([("arm", arm)], base, 0.01, "max")
+    assert crossings[0].high is not None and crossings[0].high > 1  # as computed
+    (kept,) = clipped(crossings, "eval_acc", [*arm, *base])
+    assert (kept.low, kept.high) == (-1.0, 1.0)  # computed: [-20.4, +21.5]
+    assert "interval [-1, +1]" in look_lines(Look(2, 0.01, (kept,)), 1, 4)[1]
+    assert clipped(crossings, "reward", [*arm, *base]) == tuple(crossings)  # no proportion: as it is
+    no_level = sq.Crossing("x", 2, 2, 0.5, 0.3, 0.01, sq.OPEN, -math.inf, math.inf)
+    assert clipped([no_level], "eval_acc", [0.5]) == (no_level,)  # "no interval", not the whole range

@@ -430,3 +430,27 @@ def test_the_test_does_not_depend_on_the_metrics_scale(scale):
     c = stats.compare(scaled, baseline="b", mode="max").comparisons[0]
     assert (c.p, c.verdict) == (pytest.approx(at_one.p, rel=1e-9), at_one.verdict)
     assert (c.low / scale, c.high / scale) == pytest.approx((at_one.low, at_one.high), rel=1e-9)
+
+
+@pytest.mark.parametrize("value", [0.025, 0.1, 0.3, 1 / 3])
+def test_runs_that_all_gave_one_value_have_no_spread_whatever_the_rounding_of_their_mean(value):
+    # six runs at 0.025 have a mean 1 ulp off (fsum / 6), which left them a variance of 1e-35: two
+    # groups whose seeds changed nothing, 1e-4 apart, were called "worse" at p 1e-67 with an interval
+    # of width 1e-17 (shaping's `--metric loss --at best`: "a detectable difference of 9.69e-18")
+    arm, base = [value + 1e-4] * 6, [value] * 6
+    statistics = stats.compare([("b", base), ("a", arm)], baseline="b", mode="min")
+    (c,) = statistics.comparisons
+    assert c.verdict == stats.UNDECIDABLE and c.p is None and c.low is None
+    assert all(g.interval == stats.NO_SPREAD and g.sd == 0 for g in statistics.groups)
+    assert stats.difference_test(arm, base) == (None, None)
+
+
+def test_groups_of_equal_mean_tie_whatever_their_seed_counts():
+    # fsum / n rounds twice: three seeds at 0.95 averaged 0.9500000000000001, five 0.95, so the
+    # page's "best mean" (and the winner's sentence) named the first alone, where the two tie
+    from sweepgen.run.report.page import tied_best
+
+    groups = [("three", [0.95] * 3), ("five", [0.95] * 5), ("pair", [0.9, 1.0]), ("low", [0.8, 0.85, 0.9])]
+    statistics = stats.compare(groups, baseline=None, mode="max")
+    assert [g.mean for g in statistics.groups][:3] == [0.95, 0.95, 0.95]
+    assert tied_best(statistics) == ["three", "five", "pair"]

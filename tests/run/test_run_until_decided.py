@@ -137,8 +137,13 @@ def test_a_loss_without_mode_is_lowered_and_the_rule_records_min(arms):
     result = run(*by_loss)
     assert result.exit_code == 0, result.output
     assert "good: better against base (sequential test)" in result.stdout  # its loss is the lower
+    # the direction the name gave is said beside the verdicts, with how to turn it (it was not)
+    said = "compared: `eval_loss` (final), min is better: `eval_loss` names something lowered; --mode max"
+    assert said in result.stdout
     state = json.loads((arms / "generated/arms" / DECIDE_STATE_NAME).read_text())
     assert (state["rule"]["metric"], state["rule"]["mode"]) == ("eval_loss", "min")
+    again = run("--until-decided")  # resumed: the recorded rule's direction
+    assert "compared: `eval_loss` (final), min is better (the recorded rule's)" in again.stdout
 
 
 def test_a_round_with_a_failed_run_takes_no_look_and_resumes_with_rerun_failed(arms):

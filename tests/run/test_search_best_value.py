@@ -81,3 +81,13 @@ def test_the_study_journal_takes_the_per_seed_values_and_nothing_else_there():
     for bad in ({"sweepgen_values": "0.5"}, {"sweepgen_values": [True]}, {"sweepgen_reason": [1]}):
         with pytest.raises(ValueError, match="line 3: user_attr"):
             journal_file.checked_op(op(bad), 3)
+
+
+def test_a_trials_told_value_is_its_repeats_exact_mean_so_equal_means_tie():
+    # a plain sum / n rounds at each step and in order: (0.95, 0.95, 0.95) was told 0.9499999999999998
+    # and (0.9, 1.0, 0.95) 0.9500000000000001, so one trial was "best" by a rounding and the view's
+    # `tied with` missed the other
+    from sweepgen.run.search.controller import told_value
+
+    assert told_value([0.95, 0.95, 0.95]) == told_value([0.9, 1.0, 0.95]) == told_value([1.0, 0.9]) == 0.95
+    assert math.isnan(told_value([math.inf, -math.inf])) and told_value([math.inf, 1.0]) == math.inf

@@ -48,13 +48,20 @@ FEW_RUNS = 20  # fewer than this: importance is shown with a sentence that it ca
 # page says the intervals are not calibrated. A permutation null per parameter would calibrate them,
 # at a forest per shuffle per fold (15-30 s a parameter on every --html report): not done.
 ROUGH_RUNS = 50
+UNCALIBRATED = (
+    "an interval over refits is not a calibrated 95% confidence interval at any number of runs (a 95% "
+    "interval would lie above 0 in 1 sweep in 40): read a share whose interval starts near 0 as no evidence "
+    "that the parameter matters"
+)
 REFITS = 10  # bootstrap refits for each share's interval
 FOLDS = 5  # cross-fitting: each run's importance is measured by a forest fitted without it
 METHOD = (
     f"Random forest (scikit-learn RandomForestRegressor, {TREES} trees, random_state={SEED}); importance = "
     f"permutation importance on held-out runs ({FOLDS}-fold cross-fitting; mean drop in R² over {REPEATS} "
     f"shuffles of the parameter), as a share of the total; interval: 2.5-97.5th percentiles over {REFITS} "
-    "refits on bootstrap resamples of the runs, each scored on the runs it left out; held-out R²: out-of-bag."
+    "refits on bootstrap resamples of the runs, each scored on the runs it left out (not a calibrated "
+    "confidence interval: a parameter that does nothing gets one above 0 more often than 1 sweep in 40); "
+    "held-out R²: out-of-bag."
 )
 HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (or `pip install scikit-learn`)"
 
@@ -85,11 +92,17 @@ class Importance:
 
     @property
     def note(self) -> str | None:
-        """The plain sentence a reader needs before the bars, when the numbers cannot carry weight."""
+        """The plain sentence a reader needs before the bars: why the numbers cannot carry weight, and
+        at every size that the intervals are no calibrated confidence intervals (measured at 27-90 runs:
+        a do-nothing parameter's interval lay above 0 in 1 sweep in 6 to 1 in 16, where a 95% interval's
+        would in 1 in 40; below ``ROUGH_RUNS`` a "rough" alone once let them pass as one)."""
+        return f"{self._why()}; {UNCALIBRATED}"
+
+    def _why(self) -> str:
         if self.runs < FEW_RUNS:
             return (
                 f"only {self.runs} scored runs: too few to tell importance from noise (below {FEW_RUNS}, "
-                "a forest gives one parameter most of the share even on pure noise); read the intervals"
+                "a forest gives one parameter most of the share even on pure noise)"
             )
         if self.held_out_r2 <= 0.1:
             return (
@@ -98,15 +111,13 @@ class Importance:
             )
         if self.runs < ROUGH_RUNS:
             return (
-                f"{self.runs} scored runs: the intervals over refits are rough (below {ROUGH_RUNS} runs a "
-                "parameter that does nothing gets one above 0 in about 1 sweep in 6 at 27 runs, 1 in 10 at "
-                "45); read a share whose interval starts near 0 as no evidence that the parameter matters"
+                f"{self.runs} scored runs: the intervals over refits are rough (below {ROUGH_RUNS} runs "
+                "a parameter that does nothing gets one above 0 in about 1 sweep in 6 at 27 runs, 1 in 10 "
+                "at 45)"
             )
         return (
-            "the intervals over refits show how the shares vary over refits of these runs, not a "
-            "calibrated 95% confidence interval: a parameter that does nothing got one above 0 in about "
-            "1 sweep in 8 at 54 runs and 1 in 16 at 90 (a 95% interval would in 1 in 40); read a share "
-            "whose interval starts near 0 as no evidence that the parameter matters"
+            "the intervals over refits show how the shares vary over refits of these runs: a parameter "
+            "that does nothing got one above 0 in about 1 sweep in 8 at 54 runs and 1 in 16 at 90"
         )
 
     def csv_text(self) -> str:

@@ -24,6 +24,7 @@ from sweepgen.run.report import (
     bounds,
     compared,
     dropout,
+    eval_items,
     joint,
     outliers,
     sampled_axes,
@@ -87,6 +88,9 @@ class Outcome:
     outliers: list[outliers.Outlier] = field(default_factory=list)  # a run far from its group's others
     unpaired: list[str] = field(default_factory=list)  # arms that share the baseline's seeds, tested unpaired
     seedless: list[str] = field(default_factory=list)  # every seed gave one value in every group
+    items: list[str] = field(
+        default_factory=list
+    )  # an accuracy over few items: the items' draw is in no interval
     winner: list[str] = field(default_factory=list)  # the best group's interval, held for being picked
     after_looks: list[str] = field(default_factory=list)  # the verdicts are run --until-decided's
     # what the values compared are worth before any test (--at best's bias, runs compared at other
@@ -118,6 +122,7 @@ class Outcome:
             *lost,
             *far,
             *self.unpaired,
+            *self.items,
             *self.winner,
             *joint.sentence(self.statistics),
             *self.after_looks,
@@ -168,6 +173,7 @@ def _add_caveats(
     configurations = dropout.configurations(report, plan, request.seeds)
     values = {g: [v for _, v in r] for g, r in runs.items()}
     outcome.winner = winner.sentence(statistics, values, configurations)
+    outcome.items = eval_items.sentence(report.objective.metric, values, statistics.methods.bounds)
     outcome.after_looks = after_looks
 
 

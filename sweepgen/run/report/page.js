@@ -272,9 +272,10 @@
       if (c.reason) sentences.appendChild(el("div", { class: "note" }, c.name + ": cannot decide: " + c.reason));
       if ((c.verdict === "no evidence" || c.verdict === "cannot decide") && c.test)
         sentences.appendChild(el("div", { class: "note" }, c.name + (c.verdict === "no evidence" ? ": no evidence yet: " : ": cannot decide with these seeds: ") +
-          (c.seeds_needed ? "about " + c.seeds_needed + " seeds per group would detect a difference of " + fmt(Math.abs(c.diff)) + " with 80% power"
+          (c.seeds_needed ? "about " + c.seeds_needed + " seeds per group would detect a difference of " + fmt(Math.abs(c.diff)) + " with 80% power at the spread these seeds show" +
+            (c.seeds_needed_high !== c.seeds_needed ? " (" + (c.seeds_needed_high ? c.seeds_needed_high : "more than 1,000") + " if the true spread is at the top of its 80% interval: a spread from few seeds is uncertain)" : "")
             : "no seed count up to 1,000 would detect the observed difference") + " at the adjusted alpha" +
-          (c.detectable ? "; the smallest difference detectable with 80% power at the current seeds is " + fmt(c.detectable) : "")));
+          (c.detectable ? "; the smallest difference detectable with 80% power at the current seeds and the spread they show is " + fmt(c.detectable) : "")));
     }
   }
 

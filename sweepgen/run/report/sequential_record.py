@@ -10,6 +10,7 @@ record, compared by `check`, so the rounds are never written into it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -87,8 +88,19 @@ def look_lines(look: Look, number: int, total: int) -> list[str]:
     for c in look.crossings:
         p = f"p {c.p:.3g}" if c.p is not None else NO_TEST
         word = "crossed: " + c.verdict if c.verdict != sequential.OPEN else "open"
-        lines.append(f"  {c.name}: {p} against boundary {c.boundary:.3g}: {word}")
+        lines.append(f"  {c.name}: {p} against boundary {c.boundary:.3g}: {word}{_interval_words(c)}")
     return lines
+
+
+def _interval_words(c: sequential.Crossing) -> str:
+    """The look's repeated-confidence interval of the difference, as the report's table shows it (the
+    per-look lines once gave the p alone, so a crossing's size was seen only in the table)."""
+    if c.low is None or c.high is None:  # no test, or a record from before the intervals were kept
+        return ""
+    level = f"{1 - c.boundary:.2%}".rstrip("0").rstrip(".")
+    if not (math.isfinite(c.low) and math.isfinite(c.high)):
+        return f"; difference {c.diff:+.3g}, no {level} interval (no calibrated level this far out)"
+    return f"; difference {c.diff:+.3g}, repeated {level} interval [{c.low:+.3g}, {c.high:+.3g}]"
 
 
 def read_state(sweep_dir: Path) -> tuple[Rule | None, list[Look]]:

@@ -39,6 +39,7 @@ test; a permutation test whose smallest attainable p cannot pass Holm's first st
 from __future__ import annotations
 
 import math
+import statistics as exact
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import ModuleType
@@ -114,6 +115,10 @@ class Comparison:
     reason: str | None = None  # why a verdict is not possible
     seeds_needed: int | None = None  # per group, for 80% power at the adjusted alpha (no evidence only)
     detectable: float | None = None  # smallest difference detectable with 80% power at the current n
+    # seeds_needed where the true spread is at the top of its 80% interval (``_spread_top``): the
+    # seeds printed are a plug-in estimate from the spread of 2-5 seeds, which at 3 + 3 gave the
+    # observed difference under 80% power in half of simulated comparisons (benchmarks/RESULTS.md §33)
+    seeds_needed_high: int | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,12 @@ def _numpy() -> ModuleType:
 
 
 def _var(values: Sequence[float]) -> float:
+    """The sample variance; exactly 0 where every value is the same. fsum / n rounds (six runs at
+    0.025 have a mean 1 ulp off), which left identical runs a variance of 1e-35: seeds that changed
+    nothing were tested as if they had spread, and two such groups 1e-4 apart were called "worse" at
+    p 1e-67 where no seed noise was there to test against."""
+    if min(values) == max(values):
+        return 0.0
     mean = math.fsum(values) / len(values)
     return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
 
@@ -333,7 +344,9 @@ def verdict(diff: float, p_holm: float | None, mode: str, alpha: float = ALPHA) 
 
 def group_stats(name: str, values: Sequence[float], methods: Methods) -> GroupStats:
     n = len(values)
-    mean = math.fsum(values) / n
+    # the exact mean, rounded once: fsum / n rounds twice, so three seeds at 0.95 averaged
+    # 0.9500000000000001 and five 0.95, and the page called the first the best, no tie
+    mean = float(exact.mean(values))
     if n < 2:
         return GroupStats(name, n, mean, None, None, None, "-")
     if _var(values) == 0:  # every seed gave the same value: no spread to build an interval from
@@ -574,12 +587,38 @@ def _needed(
     sd = power.pooled_sd(var_arm, var_base)
     needed = power.seeds_needed(c.diff / sd, alpha, weight=var_arm / (var_arm + var_base))
     detectable = power.detectable(len(arm), len(base), var_arm, var_base, alpha)
+    high = _needed_at_spread_top(c.diff / sd, alpha, var_arm / (var_arm + var_base), arm, base, needed)
     if test == "permutation":
+        high = _permutation_floor(high, None, (len(arm), len(base)), alpha)[0]
         needed, detectable = _permutation_floor(needed, detectable, (len(arm), len(base)), alpha)
     span = bounds.of_difference(methods.bounds)
     if span is not None and detectable is not None and detectable >= span[1]:
         detectable = None
-    return replace(c, seeds_needed=needed, detectable=detectable)
+    return replace(c, seeds_needed=needed, detectable=detectable, seeds_needed_high=high)
+
+
+SPREAD_TOP = 0.10  # the lower chi-square quantile: the variance's 80% interval's top
+
+
+def _needed_at_spread_top(
+    effect: float,
+    alpha: float,
+    weight: float,
+    arm: Sequence[float],
+    base: Sequence[float],
+    needed: int | None,
+) -> int | None:
+    """Seeds per group for 80% power at the observed difference where both groups' variances are
+    at the top of their 80% interval (the pooled variance's chi-square interval on the degrees of
+    freedom the groups with spread give; their ratio kept): the plug-in count rests on a spread
+    estimated from few seeds. None: no plug-in count either, or more than power.MAX_SEEDS."""
+    if needed is None:
+        return None
+    from scipy import stats
+
+    df = sum(len(g) - 1 for g in (arm, base) if _var(g) > 0)
+    grow = df / float(stats.chi2.ppf(SPREAD_TOP, df))
+    return power.seeds_needed(effect / math.sqrt(grow), alpha, weight)
 
 
 def _permutation_floor(

@@ -31,6 +31,7 @@ died is stopped and recorded as pruned, never resumed.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -557,7 +558,7 @@ class SearchController:
             self._tell_failed(live.trial, f"finished without logging `{self.block.metric}`")
             self.events.append(f"{name}: failed (no `{self.block.metric}` logged)")
             return
-        value = sum(v for _, v in finals) / len(finals)
+        value = told_value([v for _, v in finals])
         if math.isnan(value):
             self._tell_diverged(live, name, finals)
             return
@@ -626,3 +627,11 @@ def _pruned(status: RunStatus | None) -> bool:
 
 def _shown(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v!r}" for k, v in params.items())
+
+
+def told_value(finals: Sequence[float]) -> float:
+    """A trial's value: the mean of its repeats' final values, exact and rounded once. A plain sum
+    rounds at each step and in order: three repeats at 0.95 were told 0.9499999999999998 and
+    (0.9, 1.0, 0.95) 0.9500000000000001, so one was "best" by a rounding and `tied with` missed
+    the other. A NaN or an infinity stays one (a diverged repeat is told as diverged)."""
+    return float(statistics.mean(finals))

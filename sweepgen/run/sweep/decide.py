@@ -20,6 +20,7 @@ voids the error rate), and `sweepgen report` shows the looks.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,9 +30,9 @@ from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import replay_guard
 from sweepgen.run.core.tasks import NAMING_PATHS, read_lock
+from sweepgen.run.report import bounds, sequential
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
-from sweepgen.run.report import sequential
 from sweepgen.run.report.sequential_record import DEFAULTS, Look, Rule, look_lines, read_state, write_state
 from sweepgen.run.sweep.grid import Display, RunRequest, RunResult, run_sweep
 
@@ -46,6 +47,9 @@ class DecideResult:
     last: RunResult | None = None  # the last round's runs (their table, failures, notes)
     plan: list[str] = field(default_factory=list)  # --dry-run: the schedule and the first round
     notes: list[str] = field(default_factory=list)
+    # which way "better" points and how it was chosen: a direction inferred from the metric's name
+    # (sweepgen.direction) was never said, so `better` on `--metric kl` could mean a higher KL unseen
+    direction: str = ""
 
     @property
     def spent(self) -> bool:
@@ -63,6 +67,7 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
     schedule = _schedule(rule)
     result = DecideResult(0, rule, list(looks), len(schedule.looks))
     result.verdicts = _verdicts_so_far(looks, members, rule)
+    result.direction = _direction_line(given, rule, fresh)
     if request.dry_run:
         return _dry_run(request, rule, schedule, members, result, display)
     if fresh:
@@ -84,6 +89,17 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
             return result
         _record_look(request, result, _look(request.sweep_dir, rule, members, still, n, alpha), display)
     return result
+
+
+def _direction_line(given: Rule, rule: Rule, fresh: bool) -> str:
+    """The value compared and its direction: given, the recorded rule's, or inferred from the
+    metric's name (with how to turn it: a recorded test's direction is turned only by a new test)."""
+    what = f"compared: `{rule.metric or 'final_reward'}` ({rule.at}), "
+    if given.mode is not None:
+        return what + f"{rule.mode} is better"
+    if not fresh:
+        return what + f"{rule.mode} is better (the recorded rule's)"
+    return what + direction.inferred_words(rule.metric, str(rule.mode))
 
 
 def _verdicts_so_far(looks: Sequence[Look], members: dict[str, list[str]], rule: Rule) -> dict[str, str]:
@@ -169,7 +185,25 @@ def _look(
     crossings = sequential.look(
         [(a, first(a)) for a in still], first(str(rule.baseline)), alpha, str(rule.mode)
     )
-    return Look(n, alpha, tuple(crossings))
+    return Look(n, alpha, clipped(crossings, rule.metric, [v for v in values.values() if v is not None]))
+
+
+def clipped(
+    crossings: Sequence[sequential.Crossing], metric: str | None, values: Sequence[float]
+) -> tuple[sequential.Crossing, ...]:
+    """Each look's repeated interval inside the range a difference of a proportion's means can take
+    ([-1, 1]: bounds.py), as the report's table shows it: the look's line printed [+0.1, +1.6] for an
+    accuracy beside the table's [+0.1, +1]. An interval with no calibrated level (infinite ends) is
+    kept as it is: "no interval", not the whole range."""
+    span = bounds.of_difference(bounds.of_metric(metric, values))
+    if span is None:
+        return tuple(crossings)
+    return tuple(
+        replace(c, low=max(c.low, span[0]), high=min(c.high, span[1]))
+        if c.low is not None and c.high is not None and math.isfinite(c.low) and math.isfinite(c.high)
+        else c
+        for c in crossings
+    )
 
 
 def _schedule(rule: Rule) -> sequential.Schedule:
@@ -238,6 +272,7 @@ def _dry_run(
         f"per group, alpha spent ({rule.spending}) "
         + ", ".join(f"{a:.3g}" for a in schedule.alphas)
         + f" (sum {schedule.alpha:g})",
+        result.direction,
     ]
     open_arms = result.open_arms
     if result.spent or not open_arms:
