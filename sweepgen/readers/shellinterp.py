@@ -37,6 +37,9 @@ from sweepgen.readers.shellwords import (
 
 _MAX_VALUE = 1_000_000  # characters a variable may hold
 _STAR_JOIN = re.compile(r"\$\{?[!#]?\*|\[\*\]")  # $*, ${*}, ${A[*]}, ${!A[*]}: words joined by IFS
+# `${A[@]...}`, `${!A[@]}` (per element, in quotes too), `${!prefix@}` (names): name, a slice's `:`, `@`
+_AT_WORDS = re.compile(r"\$\{!?([A-Za-z_][A-Za-z0-9_]*)(?:\[@\](:?)|(@)\})")
+_SCOPING = ("local", "declare", "typeset")
 _ASSIGNING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # `${X:=w}` `${X=w}` bind X
 _ARITH_IN = re.compile(r"\$\(\((.*?)\)\)", re.S)  # the arithmetic expansions in a text
 # declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
@@ -141,7 +144,7 @@ class Reader(Walk):
         if append and name in self.assignments:
             self.append(name, value, known, when, self.line(node))
         else:
-            self.bind(name, value, known, when, self.line(node))
+            self.bind(name, self.into_array(node, name, value, known), known, when, self.line(node))
         if export or self.allexport is not False:  # `set -a` exports every assignment
             self.exported.add(name)
         self.note_late(name)
@@ -187,6 +190,23 @@ class Reader(Walk):
             self.forget(name)
         else:
             self.vars[name] = _appended(old, value, known)
+
+    def into_array(self, node: Any, name: str, value: Any, known: bool) -> Any:
+        """``A=z`` where A is an array of several words sets its first element, as bash does
+        (``A=(x y); A=z`` leaves ``z y``); ``local``/``declare``/``typeset`` may make a new one."""
+        old = self.vars.get(name)
+        if isinstance(value, list) or not _several(old) or self.may_scope(node):
+            return value
+        return [value if known else Partial(value), *old[1:]]
+
+    def may_scope(self, node: Any) -> bool:
+        """Is this assignment a ``local``/``declare``/``typeset`` one (a new variable in a function)?"""
+        parent = node.parent
+        return (
+            parent is not None
+            and parent.type == "declaration_command"
+            and self.text(parent).startswith(_SCOPING)
+        )
 
     def check_size(self, name: str, size: int, line: int) -> None:
         if size > _MAX_VALUE:  # `A=$A$A` doubles each time: bounded, as every input-controlled cost
@@ -809,6 +829,9 @@ class Reader(Walk):
                     self.substituted.add(whole.group(1))
                     return [Field(item, not isinstance(item, Partial), line) for item in bound]
             self.note_names(text_inside)
+            if self.several_words(text_inside):
+                self.opaque = True
+                return [Field(quoted(self.with_values(text_inside)), False, line)]
             if self.own_ifs() and _STAR_JOIN.search(text_inside):
                 # `"${A[*]}"`, `"$*"` join their words with the first character of IFS
                 self.opaque = True
@@ -894,6 +917,16 @@ class Reader(Walk):
         reads now, IFS's among them, so that a change to any, or a move past the word, shows."""
         values = {**self.named_values(text), **self.named_values("IFS")}
         return f"{text} where " + ", ".join(f"{name}={value}" for name, value in values.items())
+
+    def several_words(self, text: str) -> bool:
+        """Does a quoted text expand an array element by element (``"${A[@]/#/--x=}"``,
+        ``"x${A[@]}y"``, ``"${!A[@]}"``, ``"${!prefix@}"``), so that bash makes a word of each
+        where the array holds other than one (none: no word)? Read as one joined word, it would
+        equal the quoted ``'--x=a --x=b'`` bash never passes."""
+        return any(
+            sliced or names or not _one_word(self.vars.get(name))
+            for name, sliced, names in _AT_WORDS.findall(text)
+        )
 
     def own_ifs(self) -> bool:
         """Has the script set IFS to something else than bash's blank, tab and newline?"""
@@ -1138,7 +1171,20 @@ def _appended(old: Any, value: Any, known: bool) -> Any:
     word is glued onto the value (onto an array's first element, as bash appends to it)."""
     if isinstance(value, list):
         return _grown(old, value)
-    return _glued(old, value, known)
+    glued = _glued(old, value, known)
+    if _several(old):  # `A=(x y); A+=z` is `xz y`: the other elements stay
+        old[0] = glued
+        return old
+    return glued
+
+
+def _several(value: Any) -> bool:
+    return isinstance(value, list) and len(value) > 1
+
+
+def _one_word(value: Any) -> bool:
+    """Is a variable bound to one word (a scalar, or an array of one)?"""
+    return isinstance(value, str) or isinstance(value, list) and len(value) == 1
 
 
 def _grown(old: Any, words: list[Any]) -> list[Any]:

@@ -133,8 +133,7 @@ def _compose(text: str, path: str) -> yaml.Node | None:
     try:
         return yaml.compose(text, Loader=_Composer)
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
+        loc = _marked(err, path)
         if err.problem == SECOND_DOCUMENT:  # valid YAML, not a syntax error
             raise ConfigError(
                 f"the file {SECOND_DOCUMENT_SAID}",
@@ -154,6 +153,11 @@ def _compose(text: str, path: str) -> yaml.Node | None:
         raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
 
 
+def _marked(err: yaml.MarkedYAMLError, path: str) -> Location:
+    mark = err.problem_mark or err.context_mark
+    return Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
+
+
 # libyaml reads these where PyYAML's own scanner and parser refuse them (a tab after a token, `?` in
 # a flow collection's plain scalar): only texts holding one are parsed a second time
 _PYYAML_STRICTER = ("\t", "?")
@@ -169,10 +173,9 @@ def _refuse_what_pyyaml_refuses(text: str, path: str) -> None:
         for _event in yaml.parse(text, Loader=yaml.SafeLoader):
             pass
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
         raise ConfigError(
             f"PyYAML cannot load this file: {err.problem or err.context}",
-            location=Location(path, mark.line + 1, mark.column + 1) if mark else Location(path),
+            location=_marked(err, path),
             hint="yaml.safe_load and OmegaConf refuse it (libyaml would read it): put spaces for a tab "
             "outside quotes, and quote a flow collection's value holding `?`",
         ) from None

@@ -200,3 +200,45 @@ def test_a_long_name_in_an_arithmetic_expansion_is_read_in_linear_time(tmp_path)
     the reader does not evaluate."""
     changes = _changes(tmp_path, f"y=$(( {'Z' * 200_000} ))\nN=1\n", "y=1\nN=1\n")
     assert set(changes) == {"vars.y"}
+
+
+# quoted forms bash expands element by element: a word per element, never one joined word
+_AT_FORMS = ['"${a[@]/#/--x=}"', '"${a[@]^^}"', '"x${a[@]}y"', '"${a[@]#a}"', '"${!a[@]}"']
+_AT_FORMS += ['"${a[@]:1}"', '"${a[@]}"', '"${!a@}"']
+
+
+def _commands(script: str) -> dict:
+    return read_shell(script).data["commands"]
+
+
+@needs_bash
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    a=st.lists(st.text(alphabet="ab", min_size=1, max_size=2), max_size=3),
+    form=st.sampled_from(_AT_FORMS),
+)
+def test_a_quoted_array_expansion_is_the_words_bash_passes(a, form):
+    prelude = f"a=({' '.join(map(_quote, a))})\n"
+    argv = _bash(prelude + f'printf "%s\\0" - {form}')[1:-1]
+    read = _commands(f"{prelude}python t.py {form}\n")
+    for words in (argv, [" ".join(argv)]):
+        literal = _commands("python t.py " + " ".join(map(_quote, words)) + "\n")
+        if not diff(read, literal):  # "no differences" only with what bash passes
+            assert words == argv, (form, a)
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "assignments",
+    ["a=(x y)\na=z", "a=(x y)\na+=z", "a=(x y)\nexport a=z", "a=(x)\na=z", "a=(x y z)\na+=(w)\na+=v"],
+)
+def test_a_word_assigned_to_an_array_sets_its_first_element(assignments):
+    argv = _bash(f'{assignments}\nprintf "%s\\0" - "${{a[@]}}"')[1:-1]
+    read = _commands(f'{assignments}\npython t.py "${{a[@]}}"\n')
+    assert read == _commands("python t.py " + " ".join(map(_quote, argv)) + "\n")
+    assert read != _commands(f"python t.py {_quote(argv[0])}\n") or len(argv) == 1
+
+
+def test_local_makes_a_new_variable_not_an_element():
+    read = _commands('a=(x y)\nf() { local a=z; python t.py "${a[@]}"; }\nf\n')
+    assert read["t.py"]["@args"] != ["z", "y"]
