@@ -194,7 +194,7 @@ class Reader(Walk):
     def into_array(self, node: Any, name: str, value: Any, known: bool) -> Any:
         """``A=z`` where A is an array of several words sets its first element, as bash does
         (``A=(x y); A=z`` leaves ``z y``); ``local``/``declare``/``typeset`` may make a new one."""
-        old = self.vars.get(name)
+        old: Any = self.vars.get(name)
         if isinstance(value, list) or not _several(old) or self.may_scope(node):
             return value
         return [value if known else Partial(value), *old[1:]]
