@@ -40,6 +40,7 @@ _STAR_JOIN = re.compile(r"\$\{?[!#]?\*|\[\*\]")  # $*, ${*}, ${A[*]}, ${!A[*]}: 
 # `${A[@]...}`, `${!A[@]}` (per element, in quotes too), `${!prefix@}` (names): name, a slice's `:`, `@`
 _AT_WORDS = re.compile(r"\$\{!?([A-Za-z_][A-Za-z0-9_]*)(?:\[@\](:?)|(@)\})")
 _SCOPING = ("local", "declare", "typeset")
+_TRANSFORMING = set("ilucn")  # declare's letters that change every later assignment
 _ASSIGNING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # `${X:=w}` `${X=w}` bind X
 _ARITH_IN = re.compile(r"\$\(\((.*?)\)\)", re.S)  # the arithmetic expansions in a text
 # declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
@@ -134,6 +135,8 @@ class Reader(Walk):
             self.keep_element_assignment(node, name_node, when)
             return
         name = self.text(name_node)
+        if self.transformed_assignment(node, name, when):
+            return
         append = any(c.type == "+=" for c in node.children)
         used = name in self.substituted
         value, known = self.assigned_value(node.child_by_field_name("value"))
@@ -389,7 +392,7 @@ class Reader(Walk):
         if "f" in letters and (keyword == "export" or "x" in letters):
             self.export_named_functions(self.declared_names(node), self.line(node), when)
         if letters - _PLAIN_DECLARE or _takes_away(self.declare_options(node)):
-            self.opaque_declaration(node, when)
+            self.opaque_declaration(node, when, letters)
         else:
             self.declare_each(
                 node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
@@ -496,13 +499,26 @@ class Reader(Walk):
         elif not export and name not in self.assignments:
             self.bind(name, [] if array else "", True, when, line)
 
-    def opaque_declaration(self, node: Any, when: list[str]) -> None:
+    def opaque_declaration(self, node: Any, when: list[str], letters: set[str]) -> None:
         """``declare -i/-l/-u/-n`` change what is bound (arithmetic, case, a name reference) and an
-        option bash refuses binds nothing: kept as source, and its variables are not known after."""
+        option bash refuses binds nothing: kept as source, and its variables are not known after,
+        nor after a later assignment (``declare -i A=5; A+=2`` is 7, never the word ``2``)."""
         self.keep_opaque(node, when)
         for name in self.declared_names(node):
             self.forget(name)
             self.note_late(name)  # `export -n X` after a program ran: that program saw X
+            if letters & _TRANSFORMING:
+                self.transforming[name] = self.transforming.get(name, False) or "n" in letters
+
+    def transformed_assignment(self, node: Any, name: str, when: list[str]) -> bool:
+        """An assignment to a variable ``declare -i/-l/-u/-c/-n`` made: kept as source; the
+        variable is not known after it (nor any other, through a name reference)."""
+        if name not in self.transforming:
+            return False
+        self.keep_opaque(node, when)
+        for forgotten in list(self.vars) if self.transforming[name] else [name]:
+            self.forget(forgotten)
+        return True
 
     def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
         self,

@@ -242,3 +242,23 @@ def test_a_word_assigned_to_an_array_sets_its_first_element(assignments):
 def test_local_makes_a_new_variable_not_an_element():
     read = _commands('a=(x y)\nf() { local a=z; python t.py "${a[@]}"; }\nf\n')
     assert read["t.py"]["@args"] != ["z", "y"]
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("declare -i A=5\nA+=2", "declare -i A=5\nA=2"),  # 7 and 2
+        ("declare -i A\nA=2+3", "declare -i A\nA=2"),
+        ("typeset -i A=1\nA+=1", "typeset -i A=1\nA=1"),
+        ("A=1\ndeclare -i A\nA+=1", "A=1\ndeclare -i A\nA=1"),
+        ("declare -u A\nA=x", "declare -u A\nA=y"),
+        ("A=1\ndeclare -n R=A\nR=2", "A=1\ndeclare -n R=A\nR=1"),  # through the reference: A is 2
+    ],
+)
+def test_an_assignment_declare_transforms_is_never_read_as_its_word(old, new):
+    def argv(assignments: str) -> list[str]:
+        return _bash(f'{assignments}\nprintf "%s\\0" - "$A"')[1:-1]
+
+    assert argv(old) != argv(new)  # bash itself tells them apart
+    assert diff(_commands(f"{old}\npython t.py $A\n"), _commands(f"{new}\npython t.py $A\n"))
