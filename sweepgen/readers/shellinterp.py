@@ -40,6 +40,8 @@ _STAR_JOIN = re.compile(r"\$\{?[!#]?\*|\[\*\]")  # $*, ${*}, ${A[*]}, ${!A[*]}: 
 # `${A[@]...}`, `${!A[@]}` (per element, in quotes too), `${!prefix@}` (names): name, a slice's `:`, `@`
 _AT_WORDS = re.compile(r"\$\{!?([A-Za-z_][A-Za-z0-9_]*)(?:\[@\](:?)|(@)\})")
 _SCOPING = ("local", "declare", "typeset")
+_SPLIT_EXPANSIONS = ("simple_expansion", "expansion")
+_SPLITS = re.compile(r"[ \t\n*?\[]")  # bash's default IFS, and what starts a pattern
 _TRANSFORMING = set("ilucn")  # declare's letters that change every later assignment
 _ASSIGNING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # `${X:=w}` `${X=w}` bind X
 _ARITH_IN = re.compile(r"\$\(\((.*?)\)\)", re.S)  # the arithmetic expansions in a text
@@ -978,7 +980,15 @@ class Reader(Walk):
         if child.type == "string" and not assignment:
             # `--out="$1"/x` is one word, `--out=$1/x` maybe several: the quotes are kept
             return [(f.text if f.known else quoted(f.text), f.known) for f in fields]
+        if not assignment and child.type in _SPLIT_EXPANSIONS and self.split_apart(fields):
+            # `X='b c'; --f=$X` is the two words `--f=b c` to bash, never the one `--f=b c`
+            return [(self.with_values(self.marked(self.text(child))), False)]
         return [(f.text, f.known) for f in fields]
+
+    def split_apart(self, fields: list[Field]) -> bool:
+        """Would bash split (or expand as a pattern) the value of an unquoted expansion glued to
+        other text: blanks in it, a pattern, or an IFS the script set?"""
+        return self.own_ifs() or any(f.known and _SPLITS.search(f.text) for f in fields)
 
     @staticmethod
     def kept_as_written(word: str, assignment: bool, colon_tilde: bool) -> bool:

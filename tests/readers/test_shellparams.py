@@ -262,3 +262,21 @@ def test_an_assignment_declare_transforms_is_never_read_as_its_word(old, new):
 
     assert argv(old) != argv(new)  # bash itself tells them apart
     assert diff(_commands(f"{old}\npython t.py $A\n"), _commands(f"{new}\npython t.py $A\n"))
+
+
+@needs_bash
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    value=st.sampled_from(["b", "b c", " b", "b\tc", "", "a b c", "x=y z"]),
+    word=st.sampled_from(
+        ["--f=$X", "--f=${X}", "pre$X", "$X/post", "--f=${A[0]}", "--f=${A[@]}", "--f=${X:-d}"]
+    ),
+)
+def test_an_unquoted_expansion_glued_to_text_is_the_words_bash_passes(value, word):
+    prelude = f"X={_quote(value)}\nA=({_quote(value)} z)\n"
+    argv = _bash(prelude + f'printf "%s\\0" - {word}')[1:-1]
+    read = _commands(f"{prelude}python t.py {word}\n")["t.py"]
+    for words in (argv, [" ".join(argv)]):
+        literal = _commands("python t.py " + " ".join(map(_quote, words)) + "\n")["t.py"]
+        if not diff(read, literal):  # "no differences" only with what bash passes
+            assert words == argv, (word, value)
