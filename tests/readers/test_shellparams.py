@@ -280,3 +280,13 @@ def test_an_unquoted_expansion_glued_to_text_is_the_words_bash_passes(value, wor
         literal = _commands("python t.py " + " ".join(map(_quote, words)) + "\n")["t.py"]
         if not diff(read, literal):  # "no differences" only with what bash passes
             assert words == argv, (word, value)
+
+
+@needs_bash
+def test_a_negative_index_of_a_plain_variable_is_not_its_value():
+    # bash: "bad array subscript", the word is empty; never the variable's own value
+    argv = _bash('X=9\nprintf "%s\\0" - "${X[-1]}" 2>/dev/null')[1:-1]
+    assert argv != ["9"]
+    read = _commands('X=9\npython t.py "${X[-1]}"\n')
+    assert read != _commands("python t.py 9\n") and read != _commands("python t.py ''\n")
+    assert _commands('X=(9)\npython t.py "${X[-1]}"\n') == _commands("python t.py 9\n")  # an array's
