@@ -40,6 +40,7 @@ _STAR_JOIN = re.compile(r"\$\{?[!#]?\*|\[\*\]")  # $*, ${*}, ${A[*]}, ${!A[*]}: 
 # `${A[@]...}`, `${!A[@]}` (per element, in quotes too), `${!prefix@}` (names): name, a slice's `:`, `@`
 _AT_WORDS = re.compile(r"\$\{!?([A-Za-z_][A-Za-z0-9_]*)(?:\[@\](:?)|(@)\})")
 _SCOPING = ("local", "declare", "typeset")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPLIT_EXPANSIONS = ("simple_expansion", "expansion")
 _SPLITS = re.compile(r"[ \t\n*?\[]")  # bash's default IFS, and what starts a pattern
 _TRANSFORMING = set("ilucn")  # declare's letters that change every later assignment
@@ -344,6 +345,9 @@ class Reader(Walk):
             self.unset_functions(names, when, self.line(node))
             return
         for name in names:
+            if not _PLAIN_NAME.fullmatch(name):
+                self.unset_unknown(node, name, when)
+                continue
             if self.readonly.get(name) is not None:
                 self.refused(name, "", True, when, self.line(node))  # bash cannot unset it
                 continue
@@ -352,6 +356,14 @@ class Reader(Walk):
             self.unexported.update(self.exported & {name})
             self.exported.discard(name)
             # unset, never the environment's X again (empty, or an error under `set -u`)
+            self.forget(name)
+
+    def unset_unknown(self, node: Any, word: str, when: list[str]) -> None:
+        """``unset 'A[0]'``, ``unset "$N"``: an element, or a name the word expands to, is unset:
+        kept as source, and that variable (any, where the word expands) is not known after it."""
+        self.keep_opaque(node, when)
+        base = re.match(r"[\\'\"]*([A-Za-z_][A-Za-z0-9_]*)", word)
+        for name in [base.group(1)] if base and "$" not in word and "`" not in word else list(self.vars):
             self.forget(name)
 
     def unset_functions(self, names: list[str], when: list[str], line: int) -> None:

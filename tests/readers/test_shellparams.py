@@ -290,3 +290,13 @@ def test_a_negative_index_of_a_plain_variable_is_not_its_value():
     read = _commands('X=9\npython t.py "${X[-1]}"\n')
     assert read != _commands("python t.py 9\n") and read != _commands("python t.py ''\n")
     assert _commands('X=(9)\npython t.py "${X[-1]}"\n') == _commands("python t.py 9\n")  # an array's
+
+
+@needs_bash
+@pytest.mark.parametrize("unset", ["unset 'A[0]'", 'unset "A[1]"', "unset -v 'A[0]'", 'N=A\nunset "$N"'])
+def test_unsetting_an_element_or_a_computed_name_is_never_skipped(unset):
+    prelude = f"A=(a b)\n{unset}"
+    argv = _bash(f'{prelude}\nprintf "%s\\0" - "${{A[@]}}"')[1:-1]
+    assert argv != ["a", "b"]
+    read = _commands(f'{prelude}\npython t.py "${{A[@]}}"\n')
+    assert read != _commands(f"{prelude}\npython t.py a b\n")
