@@ -362,8 +362,7 @@ class Reader(Walk):
         """``unset 'A[0]'``, ``unset "$N"``: an element, or a name the word expands to, is unset:
         kept as source, and that variable (any, where the word expands) is not known after it."""
         self.keep_opaque(node, when)
-        base = re.match(r"[\\'\"]*([A-Za-z_][A-Za-z0-9_]*)", word)
-        for name in [base.group(1)] if base and "$" not in word and "`" not in word else list(self.vars):
+        for name in _unset_names(word) or list(self.vars):
             self.forget(name)
 
     def unset_functions(self, names: list[str], when: list[str], line: int) -> None:
@@ -989,10 +988,14 @@ class Reader(Walk):
         if child.type == "word" and self.kept_as_written(self.text(child), assignment, colon_tilde):
             return [(self.text(child), False)]
         fields = self.expand(child, assignment=True)
-        if child.type == "string" and not assignment:
+        return [(f.text, f.known) for f in fields] if assignment else self.glued(child, fields)
+
+    def glued(self, child: Any, fields: list[Field]) -> list[tuple[str, bool]]:
+        """The pieces of a part of a word that is not an assignment's."""
+        if child.type == "string":
             # `--out="$1"/x` is one word, `--out=$1/x` maybe several: the quotes are kept
             return [(f.text if f.known else quoted(f.text), f.known) for f in fields]
-        if not assignment and child.type in _SPLIT_EXPANSIONS and self.split_apart(fields):
+        if child.type in _SPLIT_EXPANSIONS and self.split_apart(fields):
             # `X='b c'; --f=$X` is the two words `--f=b c` to bash, never the one `--f=b c`
             return [(self.with_values(self.marked(self.text(child))), False)]
         return [(f.text, f.known) for f in fields]
@@ -1214,6 +1217,12 @@ def _appended(old: Any, value: Any, known: bool) -> Any:
         old[0] = glued
         return old
     return glued
+
+
+def _unset_names(word: str) -> list[str]:
+    """The variable an ``unset`` word names when no expansion computes it (``'A[0]'`` is A)."""
+    base = re.match(r"[\\'\"]*([A-Za-z_][A-Za-z0-9_]*)", word)
+    return [base.group(1)] if base and not re.search(r"[$`]", word) else []
 
 
 def _several(value: Any) -> bool:
