@@ -37,6 +37,13 @@ from sweepgen.readers.shellwords import (
 
 _MAX_VALUE = 1_000_000  # characters a variable may hold
 _STAR_JOIN = re.compile(r"\$\{?[!#]?\*|\[\*\]")  # $*, ${*}, ${A[*]}, ${!A[*]}: words joined by IFS
+# `${A[@]...}`, `${!A[@]}` (per element, in quotes too), `${!prefix@}` (names): name, a slice's `:`, `@`
+_AT_WORDS = re.compile(r"\$\{!?([A-Za-z_][A-Za-z0-9_]*)(?:\[@\](:?)|(@)\})")
+_SCOPING = ("local", "declare", "typeset")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPLIT_EXPANSIONS = ("simple_expansion", "expansion")
+_SPLITS = re.compile(r"[ \t\n*?\[]")  # bash's default IFS, and what starts a pattern
+_TRANSFORMING = set("ilucn")  # declare's letters that change every later assignment
 _ASSIGNING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # `${X:=w}` `${X=w}` bind X
 _ARITH_IN = re.compile(r"\$\(\((.*?)\)\)", re.S)  # the arithmetic expansions in a text
 # declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
@@ -131,6 +138,8 @@ class Reader(Walk):
             self.keep_element_assignment(node, name_node, when)
             return
         name = self.text(name_node)
+        if self.transformed_assignment(node, name, when):
+            return
         append = any(c.type == "+=" for c in node.children)
         used = name in self.substituted
         value, known = self.assigned_value(node.child_by_field_name("value"))
@@ -141,7 +150,7 @@ class Reader(Walk):
         if append and name in self.assignments:
             self.append(name, value, known, when, self.line(node))
         else:
-            self.bind(name, value, known, when, self.line(node))
+            self.bind(name, self.into_array(node, name, value, known), known, when, self.line(node))
         if export or self.allexport is not False:  # `set -a` exports every assignment
             self.exported.add(name)
         self.note_late(name)
@@ -187,6 +196,23 @@ class Reader(Walk):
             self.forget(name)
         else:
             self.vars[name] = _appended(old, value, known)
+
+    def into_array(self, node: Any, name: str, value: Any, known: bool) -> Any:
+        """``A=z`` where A is an array of several words sets its first element, as bash does
+        (``A=(x y); A=z`` leaves ``z y``); ``local``/``declare``/``typeset`` may make a new one."""
+        old: Any = self.vars.get(name)
+        if isinstance(value, list) or not _several(old) or self.may_scope(node):
+            return value
+        return [value if known else Partial(value), *old[1:]]
+
+    def may_scope(self, node: Any) -> bool:
+        """Is this assignment a ``local``/``declare``/``typeset`` one (a new variable in a function)?"""
+        parent = node.parent
+        return (
+            parent is not None
+            and parent.type == "declaration_command"
+            and self.text(parent).startswith(_SCOPING)
+        )
 
     def check_size(self, name: str, size: int, line: int) -> None:
         if size > _MAX_VALUE:  # `A=$A$A` doubles each time: bounded, as every input-controlled cost
@@ -319,6 +345,9 @@ class Reader(Walk):
             self.unset_functions(names, when, self.line(node))
             return
         for name in names:
+            if not _PLAIN_NAME.fullmatch(name):
+                self.unset_unknown(node, name, when)
+                continue
             if self.readonly.get(name) is not None:
                 self.refused(name, "", True, when, self.line(node))  # bash cannot unset it
                 continue
@@ -327,6 +356,13 @@ class Reader(Walk):
             self.unexported.update(self.exported & {name})
             self.exported.discard(name)
             # unset, never the environment's X again (empty, or an error under `set -u`)
+            self.forget(name)
+
+    def unset_unknown(self, node: Any, word: str, when: list[str]) -> None:
+        """``unset 'A[0]'``, ``unset "$N"``: an element, or a name the word expands to, is unset:
+        kept as source, and that variable (any, where the word expands) is not known after it."""
+        self.keep_opaque(node, when)
+        for name in _unset_names(word) or list(self.vars):
             self.forget(name)
 
     def unset_functions(self, names: list[str], when: list[str], line: int) -> None:
@@ -369,7 +405,7 @@ class Reader(Walk):
         if "f" in letters and (keyword == "export" or "x" in letters):
             self.export_named_functions(self.declared_names(node), self.line(node), when)
         if letters - _PLAIN_DECLARE or _takes_away(self.declare_options(node)):
-            self.opaque_declaration(node, when)
+            self.opaque_declaration(node, when, letters)
         else:
             self.declare_each(
                 node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
@@ -476,13 +512,26 @@ class Reader(Walk):
         elif not export and name not in self.assignments:
             self.bind(name, [] if array else "", True, when, line)
 
-    def opaque_declaration(self, node: Any, when: list[str]) -> None:
+    def opaque_declaration(self, node: Any, when: list[str], letters: set[str]) -> None:
         """``declare -i/-l/-u/-n`` change what is bound (arithmetic, case, a name reference) and an
-        option bash refuses binds nothing: kept as source, and its variables are not known after."""
+        option bash refuses binds nothing: kept as source, and its variables are not known after,
+        nor after a later assignment (``declare -i A=5; A+=2`` is 7, never the word ``2``)."""
         self.keep_opaque(node, when)
         for name in self.declared_names(node):
             self.forget(name)
             self.note_late(name)  # `export -n X` after a program ran: that program saw X
+            if letters & _TRANSFORMING:
+                self.transforming[name] = self.transforming.get(name, False) or "n" in letters
+
+    def transformed_assignment(self, node: Any, name: str, when: list[str]) -> bool:
+        """An assignment to a variable ``declare -i/-l/-u/-c/-n`` made: kept as source; the
+        variable is not known after it (nor any other, through a name reference)."""
+        if name not in self.transforming:
+            return False
+        self.keep_opaque(node, when)
+        for forgotten in list(self.vars) if self.transforming[name] else [name]:
+            self.forget(forgotten)
+        return True
 
     def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
         self,
@@ -809,6 +858,9 @@ class Reader(Walk):
                     self.substituted.add(whole.group(1))
                     return [Field(item, not isinstance(item, Partial), line) for item in bound]
             self.note_names(text_inside)
+            if self.several_words(text_inside):
+                self.opaque = True
+                return [Field(quoted(self.with_values(text_inside)), False, line)]
             if self.own_ifs() and _STAR_JOIN.search(text_inside):
                 # `"${A[*]}"`, `"$*"` join their words with the first character of IFS
                 self.opaque = True
@@ -895,6 +947,16 @@ class Reader(Walk):
         values = {**self.named_values(text), **self.named_values("IFS")}
         return f"{text} where " + ", ".join(f"{name}={value}" for name, value in values.items())
 
+    def several_words(self, text: str) -> bool:
+        """Does a quoted text expand an array element by element (``"${A[@]/#/--x=}"``,
+        ``"x${A[@]}y"``, ``"${!A[@]}"``, ``"${!prefix@}"``), so that bash makes a word of each
+        where the array holds other than one (none: no word)? Read as one joined word, it would
+        equal the quoted ``'--x=a --x=b'`` bash never passes."""
+        return any(
+            sliced or names or not _one_word(self.vars.get(name))
+            for name, sliced, names in _AT_WORDS.findall(text)
+        )
+
     def own_ifs(self) -> bool:
         """Has the script set IFS to something else than bash's blank, tab and newline?"""
         return "IFS" in self.assignments and self.vars.get("IFS") != " \t\n"
@@ -926,10 +988,22 @@ class Reader(Walk):
         if child.type == "word" and self.kept_as_written(self.text(child), assignment, colon_tilde):
             return [(self.text(child), False)]
         fields = self.expand(child, assignment=True)
-        if child.type == "string" and not assignment:
+        return [(f.text, f.known) for f in fields] if assignment else self.glued(child, fields)
+
+    def glued(self, child: Any, fields: list[Field]) -> list[tuple[str, bool]]:
+        """The pieces of a part of a word that is not an assignment's."""
+        if child.type == "string":
             # `--out="$1"/x` is one word, `--out=$1/x` maybe several: the quotes are kept
             return [(f.text if f.known else quoted(f.text), f.known) for f in fields]
+        if child.type in _SPLIT_EXPANSIONS and self.split_apart(fields):
+            # `X='b c'; --f=$X` is the two words `--f=b c` to bash, never the one `--f=b c`
+            return [(self.with_values(self.marked(self.text(child))), False)]
         return [(f.text, f.known) for f in fields]
+
+    def split_apart(self, fields: list[Field]) -> bool:
+        """Would bash split (or expand as a pattern) the value of an unquoted expansion glued to
+        other text: blanks in it, a pattern, or an IFS the script set?"""
+        return self.own_ifs() or any(f.known and _SPLITS.search(f.text) for f in fields)
 
     @staticmethod
     def kept_as_written(word: str, assignment: bool, colon_tilde: bool) -> bool:
@@ -1138,7 +1212,26 @@ def _appended(old: Any, value: Any, known: bool) -> Any:
     word is glued onto the value (onto an array's first element, as bash appends to it)."""
     if isinstance(value, list):
         return _grown(old, value)
-    return _glued(old, value, known)
+    glued = _glued(old, value, known)
+    if _several(old):  # `A=(x y); A+=z` is `xz y`: the other elements stay
+        old[0] = glued
+        return old
+    return glued
+
+
+def _unset_names(word: str) -> list[str]:
+    """The variable an ``unset`` word names when no expansion computes it (``'A[0]'`` is A)."""
+    base = re.match(r"[\\'\"]*([A-Za-z_][A-Za-z0-9_]*)", word)
+    return [base.group(1)] if base and not re.search(r"[$`]", word) else []
+
+
+def _several(value: Any) -> bool:
+    return isinstance(value, list) and len(value) > 1
+
+
+def _one_word(value: Any) -> bool:
+    """Is a variable bound to one word (a scalar, or an array of one)?"""
+    return isinstance(value, str) or isinstance(value, list) and len(value) == 1
 
 
 def _grown(old: Any, words: list[Any]) -> list[Any]:

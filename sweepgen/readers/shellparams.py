@@ -143,7 +143,7 @@ def _base(name: str, index: str | None, ctx: _Context) -> tuple[object, bool]:
         return list(items), True
     if index is None:
         return (items[0] if items else _UNSET), False
-    return _element(items, index, ctx), False
+    return _element(items, index, ctx, isinstance(ctx.variables[name], list)), False
 
 
 def _words(name: str, ctx: _Context) -> list[str]:
@@ -156,10 +156,11 @@ def _words(name: str, ctx: _Context) -> list[str]:
     return bound if isinstance(bound, list) else [bound]
 
 
-def _element(items: list[str], index: str, ctx: _Context) -> object:
-    """``a[i]``: the index is arithmetic, a negative one counts from the end; ``_UNSET`` past it."""
+def _element(items: list[str], index: str, ctx: _Context, array: bool) -> object:
+    """``a[i]``: the index is arithmetic, a negative one counts from the end; ``_UNSET`` past it.
+    A negative one of a plain variable is bash's "bad array subscript": not known."""
     position = ctx.arith(index[1:-1])
-    if position is None:
+    if position is None or (int(position) < 0 and not array):
         raise _NotKnown
     at = int(position) + (len(items) if int(position) < 0 else 0)
     return items[at] if 0 <= at < len(items) else _UNSET

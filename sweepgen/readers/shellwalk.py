@@ -79,6 +79,9 @@ class Walk:
         self.frames: list[Frame] = []  # the `local` variables of each body being walked
         # read-only names -> True where surely so, False where maybe (made so under a condition)
         self.readonly: dict[str, bool] = {}
+        # `declare -i/-l/-u/-c/-n NAME`: NAME's later assignments are arithmetic, recased or
+        # written through a name reference (True), which the reader does not follow
+        self.transforming: dict[str, bool] = {}
         self.made_readonly: dict[str, list[str]] = {}  # name -> the condition of each `readonly`
         # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
         self.lastpipe: bool | None = False

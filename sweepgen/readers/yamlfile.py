@@ -98,6 +98,8 @@ def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) 
     if version not in VERSIONS:
         raise ConfigError(f"unknown YAML reading {version!r}", hint="use --yaml 1.1, 1.2 or omegaconf")
     node = _compose(text, path)
+    if version != "1.2":
+        _refuse_what_pyyaml_refuses(text, path)
     result = ReadResult(path, None)
     if node is not None:
         try:
@@ -131,8 +133,7 @@ def _compose(text: str, path: str) -> yaml.Node | None:
     try:
         return yaml.compose(text, Loader=_Composer)
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
+        loc = _marked(err, path)
         if err.problem == SECOND_DOCUMENT:  # valid YAML, not a syntax error
             raise ConfigError(
                 f"the file {SECOND_DOCUMENT_SAID}",
@@ -150,6 +151,34 @@ def _compose(text: str, path: str) -> yaml.Node | None:
         ) from None
     except RecursionError:
         raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
+
+
+def _marked(err: yaml.MarkedYAMLError, path: str) -> Location:
+    mark = err.problem_mark or err.context_mark
+    return Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
+
+
+# libyaml reads these where PyYAML's own scanner and parser refuse them (a tab after a token, `?` in
+# a flow collection's plain scalar): only texts holding one are parsed a second time
+_PYYAML_STRICTER = ("\t", "?")
+
+
+def _refuse_what_pyyaml_refuses(text: str, path: str) -> None:
+    """Trainers load YAML with ``yaml.safe_load`` and OmegaConf with a pure-Python PyYAML loader,
+    not with libyaml: a file libyaml reads but they refuse would be compared as a config that loads
+    (``lr: 1e-5<TAB># x`` equal to ``lr: 1e-5``) while the run crashes on it."""
+    if not any(char in text for char in _PYYAML_STRICTER):
+        return
+    try:
+        for _event in yaml.parse(text, Loader=yaml.SafeLoader):
+            pass
+    except yaml.MarkedYAMLError as err:
+        raise ConfigError(
+            f"PyYAML cannot load this file: {err.problem or err.context}",
+            location=_marked(err, path),
+            hint="yaml.safe_load and OmegaConf refuse it (libyaml would read it): put spaces for a tab "
+            "outside quotes, and quote a flow collection's value holding `?`",
+        ) from None
 
 
 class _Builder:

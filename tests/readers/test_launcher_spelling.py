@@ -51,7 +51,7 @@ def test_the_program_keeps_its_own_spelling():
     a = read_shell("torchrun --nproc_per_node 2 train.py --per_device 1\n").data["commands"]["train.py"]
     b = read_shell("torchrun --nproc_per_node 2 train.py --per-device 1\n").data["commands"]["train.py"]
     assert a != b
-    assert respell("deepspeed", "--num_gpus") == "--num_gpus"  # a launcher without the rule: as given
+    assert respell("srun", "--num_gpus") == "--num_gpus"  # a launcher without the rule: as given
 
 
 def _canonical(launcher: str, option_strings: list[str]) -> set[str]:
@@ -97,3 +97,40 @@ def test_module_short_and_long_are_one_flag(launcher):
         read_shell(f"deepspeed {f} pkg.train\n").data["commands"]["pkg.train"] for f in ("-m", "--module")
     )
     assert ds_short != ds_long
+
+
+_TWIN_SPELLINGS = {
+    # deepspeed/launcher/runner.py: add_argument("-H", "--hostfile"), ("-i", "--include"),
+    # ("-e", "--exclude"), ("--num_gpus", "--num_accelerators"): argparse, one option each
+    "deepspeed hostfile": [
+        "deepspeed -H hf",
+        "deepspeed --hostfile hf",
+        "deepspeed -Hhf",
+        "deepspeed --hostfile=hf",
+    ],
+    "deepspeed include": ["deepspeed -i localhost:0,1", "deepspeed --include localhost:0,1"],
+    "deepspeed exclude": ["deepspeed -e w1:0", "deepspeed --exclude=w1:0"],
+    "deepspeed gpus": ["deepspeed --num_gpus 8", "deepspeed --num_accelerators=8"],
+    # Open MPI's, MPICH's and Intel MPI's mpirun read `-n` and `-np` alike
+    "mpirun": ["mpirun -np 4", "mpirun -n 4"],
+}
+
+
+@pytest.mark.parametrize("spellings", list(_TWIN_SPELLINGS.values()), ids=list(_TWIN_SPELLINGS))
+def test_one_option_two_names_is_no_change(spellings):
+    read = [_launcher(f"{s} train.py --lr 1") for s in spellings]
+    assert all(r == read[0] for r in read), read
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("deepspeed -H hf", "deepspeed --hostfile hg"),
+        ("deepspeed -i localhost:0", "deepspeed --exclude localhost:0"),
+        ("deepspeed --num_gpus 8", "deepspeed --num_accelerators 4"),
+        ("mpirun -np 4", "mpirun -n 8"),
+        ("mpirun -np 4", "mpirun -N 4"),  # Open MPI's -N is processes per node: another option
+    ],
+)
+def test_the_twins_still_compare_their_values(old, new):
+    assert _launcher(f"{old} train.py") != _launcher(f"{new} train.py")

@@ -200,3 +200,103 @@ def test_a_long_name_in_an_arithmetic_expansion_is_read_in_linear_time(tmp_path)
     the reader does not evaluate."""
     changes = _changes(tmp_path, f"y=$(( {'Z' * 200_000} ))\nN=1\n", "y=1\nN=1\n")
     assert set(changes) == {"vars.y"}
+
+
+# quoted forms bash expands element by element: a word per element, never one joined word
+_AT_FORMS = ['"${a[@]/#/--x=}"', '"${a[@]^^}"', '"x${a[@]}y"', '"${a[@]#a}"', '"${!a[@]}"']
+_AT_FORMS += ['"${a[@]:1}"', '"${a[@]}"', '"${!a@}"']
+
+
+def _commands(script: str) -> dict:
+    return read_shell(script).data["commands"]
+
+
+@needs_bash
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    a=st.lists(st.text(alphabet="ab", min_size=1, max_size=2), max_size=3),
+    form=st.sampled_from(_AT_FORMS),
+)
+def test_a_quoted_array_expansion_is_the_words_bash_passes(a, form):
+    prelude = f"a=({' '.join(map(_quote, a))})\n"
+    argv = _bash(prelude + f'printf "%s\\0" - {form}')[1:-1]
+    read = _commands(f"{prelude}python t.py {form}\n")
+    for words in (argv, [" ".join(argv)]):
+        literal = _commands("python t.py " + " ".join(map(_quote, words)) + "\n")
+        if not diff(read, literal):  # "no differences" only with what bash passes
+            assert words == argv, (form, a)
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "assignments",
+    ["a=(x y)\na=z", "a=(x y)\na+=z", "a=(x y)\nexport a=z", "a=(x)\na=z", "a=(x y z)\na+=(w)\na+=v"],
+)
+def test_a_word_assigned_to_an_array_sets_its_first_element(assignments):
+    argv = _bash(f'{assignments}\nprintf "%s\\0" - "${{a[@]}}"')[1:-1]
+    read = _commands(f'{assignments}\npython t.py "${{a[@]}}"\n')
+    assert read == _commands("python t.py " + " ".join(map(_quote, argv)) + "\n")
+    assert read != _commands(f"python t.py {_quote(argv[0])}\n") or len(argv) == 1
+
+
+def test_local_makes_a_new_variable_not_an_element():
+    read = _commands('a=(x y)\nf() { local a=z; python t.py "${a[@]}"; }\nf\n')
+    assert read["t.py"]["@args"] != ["z", "y"]
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("declare -i A=5\nA+=2", "declare -i A=5\nA=2"),  # 7 and 2
+        ("declare -i A\nA=2+3", "declare -i A\nA=2"),
+        ("typeset -i A=1\nA+=1", "typeset -i A=1\nA=1"),
+        ("A=1\ndeclare -i A\nA+=1", "A=1\ndeclare -i A\nA=1"),
+        ("declare -u A\nA=x", "declare -u A\nA=y"),
+        ("A=1\ndeclare -n R=A\nR=2", "A=1\ndeclare -n R=A\nR=1"),  # through the reference: A is 2
+    ],
+)
+def test_an_assignment_declare_transforms_is_never_read_as_its_word(old, new):
+    def argv(assignments: str) -> list[str]:
+        return _bash(f'{assignments}\nprintf "%s\\0" - "$A"')[1:-1]
+
+    assert argv(old) != argv(new)  # bash itself tells them apart
+    assert diff(_commands(f"{old}\npython t.py $A\n"), _commands(f"{new}\npython t.py $A\n"))
+
+
+@needs_bash
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    value=st.sampled_from(["b", "b c", " b", "b\tc", "", "a b c", "x=y z"]),
+    word=st.sampled_from(
+        ["--f=$X", "--f=${X}", "pre$X", "$X/post", "--f=${A[0]}", "--f=${A[@]}", "--f=${X:-d}"]
+    ),
+)
+def test_an_unquoted_expansion_glued_to_text_is_the_words_bash_passes(value, word):
+    prelude = f"X={_quote(value)}\nA=({_quote(value)} z)\n"
+    argv = _bash(prelude + f'printf "%s\\0" - {word}')[1:-1]
+    read = _commands(f"{prelude}python t.py {word}\n")["t.py"]
+    for words in (argv, [" ".join(argv)]):
+        literal = _commands("python t.py " + " ".join(map(_quote, words)) + "\n")["t.py"]
+        if not diff(read, literal):  # "no differences" only with what bash passes
+            assert words == argv, (word, value)
+
+
+@needs_bash
+def test_a_negative_index_of_a_plain_variable_is_not_its_value():
+    # bash: "bad array subscript", the word is empty; never the variable's own value
+    argv = _bash('X=9\nprintf "%s\\0" - "${X[-1]}" 2>/dev/null')[1:-1]
+    assert argv != ["9"]
+    read = _commands('X=9\npython t.py "${X[-1]}"\n')
+    assert read != _commands("python t.py 9\n") and read != _commands("python t.py ''\n")
+    assert _commands('X=(9)\npython t.py "${X[-1]}"\n') == _commands("python t.py 9\n")  # an array's
+
+
+@needs_bash
+@pytest.mark.parametrize("unset", ["unset 'A[0]'", 'unset "A[1]"', "unset -v 'A[0]'", 'N=A\nunset "$N"'])
+def test_unsetting_an_element_or_a_computed_name_is_never_skipped(unset):
+    prelude = f"A=(a b)\n{unset}"
+    argv = _bash(f'{prelude}\nprintf "%s\\0" - "${{A[@]}}"')[1:-1]
+    assert argv != ["a", "b"]
+    read = _commands(f'{prelude}\npython t.py "${{A[@]}}"\n')
+    assert read != _commands(f"{prelude}\npython t.py a b\n")

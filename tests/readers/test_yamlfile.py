@@ -167,3 +167,43 @@ def test_a_second_document_is_said_so_not_called_a_syntax_error():
         read_yaml("a: 1\n---\nb: 2\n", "m.yaml")
     assert err.value.message.startswith("the file holds a second YAML document (`---` here)")
     assert str(err.value.location) == "m.yaml:2:1" and "syntax" not in err.value.message
+
+
+# libyaml (which sweepgen composes with) reads each of these; PyYAML's own loader, which
+# yaml.safe_load and OmegaConf use, refuses it: the run would crash on the file
+_PYYAML_REFUSES = [
+    "lr: 1e-5\t# tuned\n",
+    "lr:\t1e-5\n",
+    "name: 'run'\t\n",
+    "steps: [1,\t2]\n",
+    "env: {url: http://h/x?a=1}\n",
+    "tags: [a?b]\n",
+    "- a\t\n",
+]
+
+
+@pytest.mark.parametrize("text", _PYYAML_REFUSES)
+@pytest.mark.parametrize("version", ["1.1", "omegaconf"])
+def test_a_file_pyyaml_refuses_is_refused_never_read_as_libyaml_reads_it(text, version):
+    assert yaml.load(text, Loader=yaml.CSafeLoader) is not None
+    with pytest.raises(yaml.YAMLError):
+        yaml.safe_load(text)
+    with pytest.raises(ConfigError, match="PyYAML cannot load this file") as err:
+        read_yaml(text, "c.yaml", version)
+    assert err.value.location is not None and err.value.location.line == 1
+
+
+def test_diff_of_a_file_pyyaml_refuses_exits_2_at_the_tab(tmp_path):
+    (tmp_path / "a.yaml").write_text("seed: 1\nlr: 1e-5\t# tuned\n")
+    (tmp_path / "b.yaml").write_text("seed: 1\nlr: 1e-5\n")
+    run = CliRunner().invoke(main, ["diff", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
+    assert run.exit_code == 2 and "a.yaml:2:9:" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("text", ['a: "x\ty"\n', "a: |\n  x\ty\n", "a: [1]  # ?\t\n", "a: 'x?'\n", "a: x?\n"])
+def test_tabs_and_question_marks_pyyaml_reads_stay_read(text):
+    assert read_yaml(text, "c.yaml").data == yaml.safe_load(text)
+
+
+def test_yaml_12_is_not_held_to_pyyaml():
+    assert read_yaml("lr:\t1\n", "c.yaml", "1.2").data == {"lr": 1}
