@@ -32,17 +32,7 @@ class GivenArguments:
     def note(self, record: CallData, node: ast.Call) -> None:
         """Copies the arguments of ``node`` (just made into ``record``) that a name holds, or that a
         spread (``*args``, ``**cfg``) gave: a spread copies the container, never its items."""
-        held: list[tuple[str, Any, Any, Any]] = []
-        spread = any(isinstance(a, ast.Starred) for a in node.args)
-        sources: list[ast.expr | None] = [None] * len(record["args"]) if spread else list(node.args)
-        for index, (arg, value) in enumerate(zip(sources, record["args"])):
-            if _shared(arg, value):
-                held.append(("args", index, value, _copied(value, {})))
-        named = {k.arg: k.value for k in node.keywords if k.arg is not None}
-        spreads = any(k.arg is None for k in node.keywords)
-        for key, value in record["kwargs"].items():
-            if (key in named or spreads) and _shared(named.get(key), value):
-                held.append(("kwargs", key, value, _copied(value, {})))
+        held = _positional(record, node) + _keywords(record, node)
         if held:
             self.calls.append((record, held))
 
@@ -55,6 +45,28 @@ class GivenArguments:
                     given.setdefault(part, {})[key] = then
             if given:
                 record["@given"] = given
+
+
+def _positional(record: CallData, node: ast.Call) -> list[tuple[str, Any, Any, Any]]:
+    """The positional arguments a name or a ``*args`` spread handed over, each with its copy."""
+    spread = any(isinstance(a, ast.Starred) for a in node.args)
+    sources: list[ast.expr | None] = [None] * len(record["args"]) if spread else list(node.args)
+    return [
+        ("args", index, value, _copied(value, {}))
+        for index, (arg, value) in enumerate(zip(sources, record["args"]))
+        if _shared(arg, value)
+    ]
+
+
+def _keywords(record: CallData, node: ast.Call) -> list[tuple[str, Any, Any, Any]]:
+    """The keyword arguments a name or a ``**cfg`` spread handed over, each with its copy."""
+    named = {k.arg: k.value for k in node.keywords if k.arg is not None}
+    spreads = any(k.arg is None for k in node.keywords)
+    return [
+        ("kwargs", key, value, _copied(value, {}))
+        for key, value in record["kwargs"].items()
+        if (key in named or spreads) and _shared(named.get(key), value)
+    ]
 
 
 def _shared(node: ast.expr | None, value: Any) -> bool:

@@ -115,10 +115,8 @@ def seed_changed_nothing(report: rep.Report, groups: Sequence[grp.Group], seed: 
     valued = {r.name: r.value for r in _compared(report, groups) if r.value is not None}
     repeated = [g for g in groups if len(seeds.get(g.name, set())) >= 2]
     values = [[valued[n] for n in g.members if n in valued] for g in repeated]
-    if not repeated or any(len(set(v)) > 1 for v in values):
+    if not repeated or not _tied_off_the_integers(values):
         return []
-    if all(float(x).is_integer() for v in values for x in v):
-        return []  # a count, or a share saturated at 0 or 1, ties by itself
     return [
         f"each seed gave the very same value in every group run at two or more seeds "
         f"({len(repeated)} group(s)): the seed (`{seed}`) changes nothing these runs measure (the "
@@ -126,6 +124,14 @@ def seed_changed_nothing(report: rep.Report, groups: Sequence[grp.Group], seed: 
         "intervals and tests over seeds hold no seed-to-seed noise and more seeds will add nothing; "
         "check that the seed reaches the trainer's randomness"
     ]
+
+
+def _tied_off_the_integers(values: list[list[float]]) -> bool:
+    """Every group's seeds gave one value, and not only whole numbers: a count, or a share
+    saturated at 0 or 1, ties by itself."""
+    if any(len(set(v)) > 1 for v in values):
+        return False
+    return not all(float(x).is_integer() for v in values for x in v)
 
 
 def _seeds(report: rep.Report, groups: Sequence[grp.Group], seed: str | None) -> dict[str, set[object]]:

@@ -50,9 +50,7 @@ def adjusted(
         word = "no evidence" if looks == sequential.OPEN else looks
         if word != c.verdict:
             changed.append(f"{c.name} (fixed-n: {c.verdict})")
-        c = replace(c, verdict=word)
-        if word != "no evidence":  # decided by the looks: no more seeds are needed (as stats._with_needed)
-            c = replace(c, seeds_needed=None, seeds_needed_high=None, detectable=None)
+        c = _with_verdict(c, word)
         if c.name in held:
             c = _repeated(c, held[c.name], statistics.methods)
             repeated.append(f"{c.name} at look {held[c.name].look} ({held[c.name].seeds} seeds per group)")
@@ -64,6 +62,15 @@ def adjusted(
     if repeated:
         out = replace(out, levels_from="Holm's step, or for an arm the looks held, the looks' coverage")
     return out, [_sentence(changed, repeated, others) + _bootstrap_words(statistics.methods, repeated)]
+
+
+def _with_verdict(c: stats.Comparison, word: str) -> stats.Comparison:
+    """``c`` given the looks' verdict; an arm the looks decided needs no more seeds (as
+    stats._with_needed)."""
+    c = replace(c, verdict=word)
+    if word == "no evidence":
+        return c
+    return replace(c, seeds_needed=None, seeds_needed_high=None, detectable=None)
 
 
 def _repeated(c: stats.Comparison, h: Held, methods: stats.Methods) -> stats.Comparison:
