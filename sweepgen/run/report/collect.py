@@ -124,7 +124,7 @@ class RunRecord:
     state: RunState
     values: Mapping[str, Any]  # varying path -> value
     summary: Mapping[str, Any] | None  # summary.json, for finished runs
-    curve: tuple[tuple[int, float], ...] = ()  # (step, value) of the objective metric (or reward_mean)
+    curve: Sequence[tuple[int, float]] = ()  # (step, value) of the objective metric (or reward_mean)
     score: Score = field(default_factory=Score)  # only with a metric objective
     problems: tuple[str, ...] = ()  # run files that could not be used, and why (runfiles.RunFileError)
     variant: str = ""  # the lock's variant name (groups are named after it); the run name without a lock
