@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 import tracemalloc
+import zlib
 from pathlib import Path
 
 import pytest
@@ -125,7 +127,8 @@ def test_a_state_read_in_pieces_reads_as_parsed_whole(tmp_path_factory, history,
     path.write_text(json.dumps(doc, indent=indent))
     whole = json.loads(path.read_text(), parse_int=runfiles.bounded_int)
     want_counts: dict[str, int] = {}
-    want = metrics._collect([r for r in whole["log_history"] if isinstance(r, dict)], want_counts)
+    rows = [r for r in whole["log_history"] if isinstance(r, dict)]
+    want = metrics._points(metrics._gather({}, rows, want_counts, False))
     counts: dict[str, int] = {}
     state_json._FIRST_WINDOW, before = window, state_json._FIRST_WINDOW
     try:
@@ -161,3 +164,32 @@ def test_points_are_the_pairs_they_hold():
     assert points == ((1, 0.5), (2**70, math.inf)) and ((1, 0.5), (2**70, math.inf)) == points
     assert points[-1] == (2**70, math.inf) and points[-1:] == ((2**70, math.inf),)
     assert dict(points) == {1: 0.5, 2**70: math.inf} and len(points) == 2 and points != ((1, 0.5),)
+
+
+@pytest.mark.train  # wandb's protobuf classes: the track extra, in the full lane
+def test_a_wandb_run_is_held_and_named_as_a_metric_log(tmp_path):
+    """A W&B record of ten thousand and one metric names is refused as a metrics.jsonl of them is."""
+    from wandb.proto import wandb_internal_pb2
+
+    from sweepgen.run.core.wandb_history import _BLOCK, _HEADER
+
+    record = wandb_internal_pb2.Record()
+    names = [("_step", "1"), ("_timestamp", "1.0")] + [(f"m{i}", "1") for i in range(metrics.MAX_METRICS + 1)]
+    for key, value in names:
+        item = record.history.item.add()
+        item.key, item.value_json = key, value
+    body, chunks, at = record.SerializeToString(), b"", 0
+    room = _BLOCK - len(_HEADER) - 7
+    while at < len(body):  # FIRST, MIDDLE..., LAST chunks, each within its block
+        kind = 2 if at == 0 else 4 if at + room >= len(body) else 3
+        piece = body[at : at + room]
+        chunks += struct.pack(
+            "<IHB", zlib.crc32(piece, zlib.crc32(bytes([kind]))) & 0xFFFFFFFF, len(piece), kind
+        )
+        chunks += piece
+        at, room = at + len(piece), _BLOCK - 7
+    path = tmp_path / "run" / "wandb" / "offline-run-1" / "run-x.wandb"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_HEADER + chunks)
+    with pytest.raises(runfiles.RunFileError, match="more than 10,000 metric names"):
+        metrics.read_all(tmp_path / "run")

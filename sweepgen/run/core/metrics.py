@@ -113,12 +113,6 @@ def _step(value: object) -> int | None:
     return None
 
 
-def _collect(
-    rows: Sequence[Mapping[str, object]], non_finite: dict[str, int] | None = None, *, keep: bool = False
-) -> dict[str, Points]:
-    return _points(_gather({}, rows, non_finite, keep))
-
-
 def _gather(
     series: dict[str, Builder],
     rows: Iterable[Mapping[str, object]],
@@ -472,7 +466,9 @@ def _read_trackers(out: Sources, run_dir: Path, keep: bool) -> None:
     logged = wandb_history.files(run_dir)
     if logged:
         counts: dict[str, int] = {}
-        out.add("wandb", _collect(wandb_history.rows(logged), counts, keep=keep), counts)
+        series = _gather({}, wandb_history.rows(logged), counts, keep)
+        _held(series, logged[0], 0)  # held and named as a metric log's values are
+        out.add("wandb", _points(series), counts)
 
 
 def find_in_run(
