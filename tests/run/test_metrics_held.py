@@ -193,3 +193,15 @@ def test_a_wandb_run_is_held_and_named_as_a_metric_log(tmp_path):
     path.write_bytes(_HEADER + chunks)
     with pytest.raises(runfiles.RunFileError, match="more than 10,000 metric names"):
         metrics.read_all(tmp_path / "run")
+
+
+def test_a_state_of_more_entries_than_a_trainer_writes_is_refused(tmp_path, monkeypatch):
+    """Each entry costs about 2 us however short: 256 MiB of `[],` entries held `report` for three
+    minutes. Past ``MAX_ENTRIES`` (a trainer's 256 MiB state holds fewer) the state is refused."""
+    monkeypatch.setattr(state_json, "MAX_ENTRIES", 10)
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"log_history": [{"step": s, "loss": 0.5} for s in range(10)]}))
+    assert len(metrics._read_trainer_state(path)["loss"]) == 10
+    path.write_text(json.dumps({"log_history": [{"step": 1, "loss": 0.5}] + [[]] * 10}))
+    with pytest.raises(runfiles.RunFileError, match="more than 10 `log_history` entries"):
+        metrics._read_trainer_state(path)

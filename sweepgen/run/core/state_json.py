@@ -19,7 +19,11 @@ from sweepgen.run.core import runfiles
 
 HISTORY = "log_history"
 MAX_PIECE = 1 << 20  # characters of one log_history entry or one other top-level value
-_FIRST_WINDOW = 8 << 10
+# entries: each costs about 2 us however short it is, and 256 MiB of `[],` is 89 million of them
+# (three minutes); the HF Trainer writes each with indent=2, at least 100 characters, so a state
+# within the 256 MiB a run file may be holds fewer than 3,000,000
+MAX_ENTRIES = 4_000_000
+_FIRST_WINDOW = 8 << 10  # at most: a window starts at twice the last piece's length
 _DECODER = json.JSONDecoder(parse_int=runfiles.bounded_int)
 _SPACE = re.compile(r"[ \t\n\r]*")
 
@@ -42,6 +46,7 @@ def read(path: Path, on_row: Callable[[Any], None]) -> dict[str, Any]:
 class _Scan:
     def __init__(self, text: str, path: Path) -> None:
         self.text, self.path, self.pos = text, path, 0
+        self.window = _FIRST_WINDOW
 
     def peek(self) -> str:
         match = _SPACE.match(self.text, self.pos)
@@ -93,6 +98,10 @@ class _Scan:
         number = 0
         while True:
             number += 1
+            if number > MAX_ENTRIES:
+                raise runfiles.RunFileError(
+                    self.path, f"holds more than {MAX_ENTRIES:,} `{HISTORY}` entries (a trainer's hold fewer)"
+                )
             on_row(self.value(f"`{HISTORY}` entry {number}"))
             if self.take(",]", "',' delimiter") == "]":
                 return
@@ -100,7 +109,7 @@ class _Scan:
     def value(self, what: str) -> Any:
         """The JSON value at ``pos``, decoded from a window of the text grown until it holds it."""
         self.peek()
-        window = _FIRST_WINDOW
+        window = self.window
         while True:
             piece = self.text[self.pos : self.pos + window]
             whole = self.pos + len(piece) >= len(self.text)
@@ -124,4 +133,5 @@ class _Scan:
                 self.path, f"{what} is nested more than {runfiles.MAX_DEPTH} levels deep"
             )
         self.pos += end
+        self.window = min(max(64, 2 * end), _FIRST_WINDOW)  # the next entry is likely as long
         return value
