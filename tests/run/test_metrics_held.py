@@ -205,3 +205,16 @@ def test_a_state_of_more_entries_than_a_trainer_writes_is_refused(tmp_path, monk
     path.write_text(json.dumps({"log_history": [{"step": 1, "loss": 0.5}] + [[]] * 10}))
     with pytest.raises(runfiles.RunFileError, match="more than 10 `log_history` entries"):
         metrics._read_trainer_state(path)
+
+
+def test_wide_entries_are_gathered_one_at_a_time(tmp_path):
+    """Entries of thousands of metrics each: held in a batch (or parsed whole) they cost ten times
+    the file; gathered as each is decoded, its text and the values."""
+    names = [f"metric_{i}" for i in range(9_000)]
+    history = [{"step": s, **{n: s + i / 9_000 for i, n in enumerate(names)}} for s in range(60)]
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"log_history": history}))
+    size = path.stat().st_size
+    got, peak = _peak(metrics._read_trainer_state, path)
+    assert len(got) == 9_000 and got["metric_9"][-1] == (59, 59 + 9 / 9_000)
+    assert peak < 3 * size, f"{peak:,} bytes held to read {size:,}"

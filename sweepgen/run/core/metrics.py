@@ -280,8 +280,10 @@ def read_csv(
         rows = ({k: v for k, v in row.items() if k is not None} for row in reader)
         series: dict[str, Builder] = {}
         held = 0
-        while batch := list(itertools.islice(rows, _ROWS_AT_ONCE)):
-            _gather(series, batch, non_finite, keep)
+        for first in rows:  # a batch of rows gathered as they are read, never held as a list
+            _gather(
+                series, itertools.chain((first,), itertools.islice(rows, _ROWS_AT_ONCE - 1)), non_finite, keep
+            )
             held = _held(series, path, held)
     except csv.Error as err:  # e.g. a field larger than csv's field size limit
         raise runfiles.RunFileError(path, f"is not readable CSV ({err})") from None
@@ -361,25 +363,22 @@ def _read_trainer_state(
 ) -> dict[str, Points]:
     """The metrics of a Hugging Face ``trainer_state.json``'s ``log_history`` (one row per logging
     or evaluation step, each with its ``step``; what `trl grpo` and every HF Trainer leave). The HF
-    Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl. Read an entry at a time
-    (state_json), a batch of entries gathered at once."""
+    Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl. Read and gathered an entry
+    at a time (state_json): entries held in a batch would be the whole document again (256 entries
+    of 1 MiB), and an entry's names are counted as it comes."""
     series: dict[str, Builder] = {}
-    batch: list[Mapping[str, object]] = []
-    held = [0]
-
-    def gather() -> None:
-        _gather(series, batch, non_finite, keep)
-        held[0] = _held(series, path, held[0])
-        batch.clear()
+    held = [0, 0]  # values charged to the read budget; entries since
 
     def on_row(row: object) -> None:
         if isinstance(row, dict):
-            batch.append(row)
-            if len(batch) >= _ROWS_AT_ONCE:
-                gather()
+            _gather(series, (row,), non_finite, keep)
+            _few_names(series, path)
+            held[1] += 1
+            if held[1] >= _ROWS_AT_ONCE:
+                held[:] = [_held(series, path, held[0]), 0]
 
     state_json.read(path, on_row)
-    gather()
+    _held(series, path, held[0])
     return _points(series)
 
 
