@@ -218,3 +218,22 @@ def test_wide_entries_are_gathered_one_at_a_time(tmp_path):
     got, peak = _peak(metrics._read_trainer_state, path)
     assert len(got) == 9_000 and got["metric_9"][-1] == (59, 59 + 9 / 9_000)
     assert peak < 3 * size, f"{peak:,} bytes held to read {size:,}"
+
+
+def test_a_run_whose_metrics_file_is_refused_says_why_not_that_it_has_none(tmp_path):
+    """The report's note for a run whose trainer state was refused said "no metrics.jsonl,
+    metrics.csv or TensorBoard events", as if the run had logged nothing; it names the refusal."""
+    from sweepgen.run.report.collect import Objective, collect
+
+    for name, state in (
+        ("a", '{"log_history": [], "log_history": []}'),
+        ("b", '{"log_history": [{"step": 1, "acc": 0.5}]}'),
+    ):
+        run = tmp_path / "runs" / name
+        run.mkdir(parents=True)
+        (run / "config.yaml").write_text(f"seed: 1\nlr: {0.1 if name == 'a' else 0.2}\n")
+        (run / "summary.json").write_text('{"final_reward": 0.5}\n')
+        (run / "trainer_state.json").write_text(state)
+    report = collect(tmp_path / "runs", Objective(metric="acc"))
+    notes = {r.name: r.score.missing for r in report.runs}
+    assert notes == {"a": "trainer_state.json holds `log_history` twice", "b": None}
