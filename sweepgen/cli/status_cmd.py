@@ -79,7 +79,7 @@ def _status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_l
         outcome = sweep_status(sweep_dir, only, wait=wait)
     views = outcome.views
     _found_under(outcome.under)
-    for note in outcome.warnings:  # e.g. sacct down: what is not known
+    for note in [*outcome.warnings, *([] if wait else _committed(views))]:  # e.g. sacct down
         _console.stderr().print(f"warning: {note}", markup=False, highlight=False)
     if fmt == "json":
         click.echo(json.dumps([_as_json(v, tail_lines) for v in views], indent=2, sort_keys=True))
@@ -90,6 +90,14 @@ def _status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_l
         _search_summary(sweep_dir, {v.task.name for v in views if v.live})
         _show_problems(views, tail_lines)
     return outcome.exit_code
+
+
+def _committed(views: Sequence[RunView]) -> list[str]:
+    """Which runs hold files git tracks, as `report` says it (a pull request's finished status and
+    summary are shown as finished, like a run of this machine); a one-shot look asks git once."""
+    from sweepgen.run.report import committed
+
+    return committed.warning([(v.task.name, v.task.run_dir) for v in views if v.status is not None])
 
 
 @click.command("cancel")

@@ -94,3 +94,19 @@ def test_a_request_that_cannot_be_written_is_exit_1_never_nothing_to_cancel(tmp_
     assert cancel.returncode == 1 and "Traceback" not in cancel.stderr, cancel.stdout + cancel.stderr
     assert "could not write" in cancel.stderr and "still starts the runs it has queued" in cancel.stderr
     assert "nothing to cancel" not in cancel.stdout, cancel.stdout
+
+
+def test_a_request_of_this_boot_that_no_float_holds_asks_only_what_it_can(tmp_path: Path) -> None:
+    """This boot's request with a time no float holds (a 400-digit integer ended `run` and
+    `cancel` in an OverflowError) or nested past a run file's depth (a RecursionError) asks nothing
+    for that run, and the others as written."""
+    queue_cancel.ask(tmp_path, ["r0"])
+    request = tmp_path / queue_cancel.REQUEST_FILE
+    record = json.loads(request.read_text())
+    record["runs"] = {"huge": 10**400, "deep": 1, "r0": 5, "list": [[1]], "yes": True}
+    request.write_text(json.dumps(record).replace('"deep": 1', '"deep": ' + "[" * 5000 + "]" * 5000))
+    assert queue_cancel.asked_since(tmp_path, 0.0) == set()  # nested too deep: the file asks nothing
+    request.write_text(json.dumps(record).replace('"deep": 1,', ""))
+    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0"}
+    queue_cancel.ask(tmp_path, ["r1"])  # `cancel` goes on past such a file
+    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0", "r1"}

@@ -126,6 +126,18 @@ def test_a_stop_reason_is_never_read_through_a_link_nor_from_a_fifo(tmp_path: Pa
     assert stop_request.reason(linked) == "again"
 
 
+def test_a_stop_request_or_a_rank_note_nested_deep_is_no_request(tmp_path: Path):
+    """A run folder's stop request or Slurm rank note nested a thousand deep (a shared runs folder's,
+    a pull request's) was a RecursionError in the supervisor reading it; it is read as nothing."""
+    from sweepgen.run.slurm import ranks
+
+    (tmp_path / stop_request.STOP_FILE).write_text('{"reason": ' + "[" * 5000 + "]" * 5000 + "}")
+    assert stop_request.reason(tmp_path) is None and not stop_request.is_graceful(tmp_path)
+    ranks.write_note(tmp_path, "1.0", "rank1", 0)
+    (tmp_path / ranks.NOTES_DIR / "1.0.rank2.json").write_text("[" * 5000 + "]" * 5000)
+    assert [n.label for n in ranks.notes(tmp_path, "1.0", besides="rank0")] == ["rank1"]
+
+
 def test_a_search_stop_request_is_a_plain_file_sweepgen_wrote(tmp_path: Path):
     state = tmp_path / ".search"
     state.mkdir()

@@ -136,3 +136,29 @@ def test_wandb_files_that_grow_after_their_size_check_are_bounded_together(tmp_p
     with pytest.raises(runfiles.RunFileError, match="past 700 bytes") as caught:
         wandb_history.rows(wandb_history.files(tmp_path / "run"))
     assert caught.value.path.name == "run-b.wandb"
+
+
+@pytest.mark.train  # wandb's protobuf classes: the track extra, in the full lane
+def test_a_logged_value_nested_ten_thousand_deep_is_left_out(tmp_path):
+    """Only numbers are metrics: a list or object value is never decoded (one nested ten thousand
+    deep ended `report` in a RecursionError, exit 70); the record's numbers still stand."""
+    from wandb.proto import wandb_internal_pb2
+
+    from sweepgen.run.core import wandb_history
+
+    record = wandb_internal_pb2.Record()
+    for key, value in (
+        ("_step", "3"),
+        ("_timestamp", "1.0"),
+        ("acc", "0.5"),
+        ("deep", "[" * 10_000 + "]" * 10_000),
+    ):
+        item = record.history.item.add()
+        item.key, item.value_json = key, value
+    body = record.SerializeToString()
+    room = _BLOCK - len(_HEADER) - 7
+    path = tmp_path / "run" / "wandb" / "offline-run-1" / "run-x.wandb"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_HEADER + _chunk(2, body[:room]) + _chunk(4, body[room:]))
+    rows = wandb_history.rows(wandb_history.files(tmp_path / "run"))
+    assert [{k: v for k, v in row.items() if k != "step"} for row in rows] == [{"acc": 0.5}]

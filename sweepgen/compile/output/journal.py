@@ -66,7 +66,7 @@ def _parse(data: bytes | None, shown: str) -> dict[str, list[str]] | None:
         doc = json.loads(data)
         files = doc["files"]
         ok = doc.get("journal_version") == JOURNAL_VERSION and _paths_to_hashes(files)
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):  # a committed journal nested deep
         ok = False
     if not ok:
         raise UserError(

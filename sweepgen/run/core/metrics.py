@@ -28,14 +28,16 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sweepgen import filenames, safefs
 from sweepgen.errors import UserError
-from sweepgen.run.core import runfiles, tb_events, trainer_states, wandb_history
+from sweepgen.run.core import runfiles, state_json, tb_events, trainer_states, wandb_history
+from sweepgen.run.core.points import Builder
+from sweepgen.run.core.points import Points as Points  # the type of every series, named here
 
 SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard", "wandb")
 TRACKERS = frozenset({"tensorboard", "wandb"})  # written by a tracker's callback, under its names
@@ -43,8 +45,9 @@ TRAINER_STATE = filenames.TRAINER_STATE
 EVENTS_GLOB = filenames.TB_EVENTS_GLOB
 MAX_RUN_ENTRIES = 200_000  # files and folders of one run walked for event files; a real run holds hundreds
 TRACK_HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install tensorboard`)"
-
-Points = tuple[tuple[int, float], ...]
+# metric names of one file: TRL logs about 60; each name held costs hundreds of bytes where the log
+# spends a dozen on it (a 256 MiB log of distinct names would have held gigabytes)
+MAX_METRICS = 10_000
 
 
 @dataclass(frozen=True)
@@ -110,19 +113,13 @@ def _step(value: object) -> int | None:
     return None
 
 
-def _collect(
-    rows: Sequence[Mapping[str, object]], non_finite: dict[str, int] | None = None, *, keep: bool = False
-) -> dict[str, Points]:
-    return _points(_gather({}, rows, non_finite, keep))
-
-
 def _gather(
-    series: dict[str, dict[int, float]],
+    series: dict[str, Builder],
     rows: Iterable[Mapping[str, object]],
     non_finite: dict[str, int] | None,
     keep: bool,
-) -> dict[str, dict[int, float]]:
-    """``series`` (metric -> step -> value) with the values of ``rows`` added."""
+) -> dict[str, Builder]:
+    """``series`` (metric -> its points so far) with the values of ``rows`` added."""
     for row in rows:
         raw_step = row.get("step")
         # the common int step and float cells are taken directly, skipping the general parsers
@@ -133,13 +130,30 @@ def _gather(
         for name, value in _cells(row, non_finite, keep):
             points = series.get(name)
             if points is None:
-                points = series[name] = {}
-            points[step] = value
+                points = series[name] = Builder()
+            points.add(step, value)
     return series
 
 
-def _points(series: dict[str, dict[int, float]]) -> dict[str, Points]:
-    return {k: tuple(sorted(v.items())) for k, v in series.items()}
+def _points(series: dict[str, Builder]) -> dict[str, Points]:
+    return {k: v.points() for k, v in series.items()}
+
+
+def _held(series: Mapping[str, Builder], path: Path, before: int) -> int:
+    """How many values ``series`` holds; those added since ``before`` are charged to the command's
+    read budget (a report holds every run's points at once), and a file naming more than
+    ``MAX_METRICS`` metrics is refused (checked as it is read)."""
+    _few_names(series, path)
+    now = sum(len(b.values) for b in series.values())
+    runfiles.charge(path, 0, held=now - before)
+    return now
+
+
+def _few_names(series: Collection[str], path: Path) -> None:
+    if len(series) > MAX_METRICS:
+        raise runfiles.RunFileError(
+            path, f"logs more than {MAX_METRICS:,} metric names (a trainer logs tens): not read"
+        )
 
 
 def _cells(
@@ -162,48 +176,43 @@ def _cells(
         yield name, value
 
 
-def _text(path: Path) -> str | None:
-    raw = runfiles.read_bytes(path, limit=runfiles.MAX_LOG_BYTES)
-    return None if raw is None else raw.decode("utf-8", errors="replace")
-
-
 def read_jsonl(
     path: Path, non_finite: dict[str, int] | None = None, *, keep: bool = False
 ) -> dict[str, Points]:
-    """The metrics of a JSON-lines log, read a batch of lines at a time: its text, lines and rows
-    are never held whole (a 256 MiB log cost 2.8 GB while read, over 1 GB of it those copies)."""
-    raw = runfiles.read_bytes(path, limit=runfiles.MAX_LOG_BYTES) or b""
-    series: dict[str, dict[int, float]] = {}
-    number = 0
-    for lines in _line_batches(raw):
+    """The metrics of a JSON-lines log, read and parsed a batch of lines at a time: its bytes, text,
+    lines and rows are never held whole (a 256 MiB log cost 2.8 GB while read, then 1.7 GB with
+    its bytes held whole and its points as tuples)."""
+    series: dict[str, Builder] = {}
+    number = held = 0
+    for text in _text_batches(path):
+        lines = text.splitlines()
         rows, cut = _rows(lines, path, number)
         _gather(series, rows, non_finite, keep)
+        held = _held(series, path, held)
         number += len(lines)
         if cut:
             break
-    del raw
     return _points(series)
 
 
-_BATCH = 4 << 20  # bytes of a log decoded and parsed at once
+_BATCH = 4 << 20  # bytes of a log read, decoded and parsed at once
 
 
-def _line_batches(raw: bytes) -> Iterator[list[str]]:
-    """The log's lines as ``str.splitlines`` of its whole text gives them, a batch at a time."""
-    for text in _text_batches(raw):
-        yield text.splitlines()
-
-
-def _text_batches(raw: bytes) -> Iterator[str]:
-    """The log's text in pieces of about ``_BATCH`` bytes, each ending just after a newline byte:
-    UTF-8 never holds one inside a character, and it ends a line alone or as the end of a CRLF, so
-    no character and no line is split (a piece's lines are the whole text's)."""
-    start = 0
-    while start < len(raw):
-        cut = raw.find(b"\n", start + _BATCH)
-        end = len(raw) if cut < 0 else cut + 1
-        yield raw[start:end].decode("utf-8", errors="replace")
-        start = end
+def _text_batches(path: Path) -> Iterator[str]:
+    """The log's text in pieces of about ``_BATCH`` bytes or more, each ending just after a newline
+    byte: UTF-8 never holds one inside a character, and it ends a line alone or as the end of a
+    CRLF, so no character and no line is split (a piece's lines are the whole text's)."""
+    held: list[bytes] = []  # read since the last newline: a line of many reads is joined once
+    for chunk in runfiles.read_pieces(path, limit=runfiles.MAX_LOG_BYTES, piece=_BATCH):
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            held.append(chunk)
+            continue
+        yield b"".join([*held, chunk[: cut + 1]]).decode("utf-8", errors="replace")
+        held = [chunk[cut + 1 :]]
+    rest = b"".join(held)
+    if rest:
+        yield rest.decode("utf-8", errors="replace")
 
 
 def _rows(lines: list[str], path: Path, before: int) -> tuple[list[Mapping[str, object]], bool]:
@@ -258,9 +267,8 @@ def read_csv(
 ) -> dict[str, Points]:
     """The metrics of a CSV log, read a batch of lines at a time as ``read_jsonl`` (a row kept as a
     dict per line made a 256 MiB log cost 7.7 GB while read)."""
-    raw = runfiles.read_bytes(path, limit=runfiles.MAX_LOG_BYTES) or b""
     # newline="": csv's own rule (a quoted field may hold a line break), batch by batch
-    text = itertools.chain.from_iterable(io.StringIO(b, newline="") for b in _text_batches(raw))
+    text = itertools.chain.from_iterable(io.StringIO(b, newline="") for b in _text_batches(path))
     reader = csv.DictReader(text)
     try:
         if reader.fieldnames is None or "step" not in reader.fieldnames:
@@ -268,11 +276,18 @@ def read_csv(
                 f"{path} has no `step` column",
                 hint="a metrics.csv needs a header row with a `step` column, e.g. step,train_loss,eval_acc",
             )
+        _few_names(reader.fieldnames, path)
         rows = ({k: v for k, v in row.items() if k is not None} for row in reader)
-        series = _gather({}, rows, non_finite, keep)
+        series: dict[str, Builder] = {}
+        held = 0
+        for first in rows:  # a batch of rows gathered as they are read, never held as a list
+            _gather(
+                series, itertools.chain((first,), itertools.islice(rows, _ROWS_AT_ONCE - 1)), non_finite, keep
+            )
+            held = _held(series, path, held)
     except csv.Error as err:  # e.g. a field larger than csv's field size limit
         raise runfiles.RunFileError(path, f"is not readable CSV ({err})") from None
-    del raw, text, reader
+    del text, reader
     return _points(series)
 
 
@@ -319,17 +334,6 @@ def _written_since(path: Path, since_ns: int | None) -> bool:
     return since_ns is None or written >= since_ns
 
 
-def _trainer_state(path: Path) -> object:
-    """A ``trainer_state.json`` parsed; the HF Trainer writes NaN as NaN, which is let through here."""
-    text = _text(path) or ""
-    try:
-        return runfiles.parse_json(text, path)
-    except runfiles.RunFileError as err:
-        if "is not a number" not in err.reason and "too large for a float" not in err.reason:
-            raise
-        return _lenient(text)
-
-
 def trainer_step(
     run_dir: Path, since_ns: int | None = None, before: dict[str, int] | None = None
 ) -> int | None:
@@ -348,10 +352,10 @@ def trainer_step(
 @functools.lru_cache(maxsize=256)
 def _global_step(path: str, size: int, mtime_ns: int) -> int | None:
     try:
-        data = _trainer_state(Path(path))
+        data = state_json.read(Path(path), lambda _row: None)
     except runfiles.RunFileError:  # a spoiled state: the table shows "-", `report` says why
         return None
-    return _step(data.get("global_step")) if isinstance(data, dict) else None
+    return _step(data.get("global_step"))
 
 
 def _read_trainer_state(
@@ -359,12 +363,26 @@ def _read_trainer_state(
 ) -> dict[str, Points]:
     """The metrics of a Hugging Face ``trainer_state.json``'s ``log_history`` (one row per logging
     or evaluation step, each with its ``step``; what `trl grpo` and every HF Trainer leave). The HF
-    Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl."""
-    data = _trainer_state(path)
-    history = data.get("log_history") if isinstance(data, dict) else None
-    if not isinstance(history, list):
-        return {}
-    return _collect([row for row in history if isinstance(row, dict)], non_finite, keep=keep)
+    Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl. Read and gathered an entry
+    at a time (state_json): entries held in a batch would be the whole document again (256 entries
+    of 1 MiB), and an entry's names are counted as it comes."""
+    series: dict[str, Builder] = {}
+    held = [0, 0]  # values charged to the read budget; entries since
+
+    def on_row(row: object) -> None:
+        if isinstance(row, dict):
+            _gather(series, (row,), non_finite, keep)
+            _few_names(series, path)
+            held[1] += 1
+            if held[1] >= _ROWS_AT_ONCE:
+                held[:] = [_held(series, path, held[0]), 0]
+
+    state_json.read(path, on_row)
+    _held(series, path, held[0])
+    return _points(series)
+
+
+_ROWS_AT_ONCE = 4096
 
 
 def _event_dirs(run_dir: Path) -> list[Path]:
@@ -406,7 +424,9 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
         ) from None
     return {
-        k: tuple((step, v) for step, (_, v) in sorted(steps.items())) for k, steps in series.items() if steps
+        k: Points.of([(step, v) for step, (_, v) in sorted(steps.items())])
+        for k, steps in series.items()
+        if steps
     }
 
 
@@ -445,7 +465,9 @@ def _read_trackers(out: Sources, run_dir: Path, keep: bool) -> None:
     logged = wandb_history.files(run_dir)
     if logged:
         counts: dict[str, int] = {}
-        out.add("wandb", _collect(wandb_history.rows(logged), counts, keep=keep), counts)
+        series = _gather({}, wandb_history.rows(logged), counts, keep)
+        _held(series, logged[0], 0)  # held and named as a metric log's values are
+        out.add("wandb", _points(series), counts)
 
 
 def find_in_run(

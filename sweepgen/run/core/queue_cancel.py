@@ -16,6 +16,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import math
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -68,15 +69,25 @@ def asked_since(runs_dir: Path, since_s: float | None) -> set[str]:
 
 
 def _asked(runs_dir: Path, boot: str) -> dict[str, float]:
+    """The runs asked on boot ``boot``; nothing for a file that is not this file (a link, FIFO,
+    folder, too large, not JSON, nested deeper than a run file may be: a thousand ``[`` ended
+    `cancel` and `run` in a RecursionError), another boot's, or a time that is no finite number."""
     try:
-        raw = runfiles.read_bytes(runs_dir / REQUEST_FILE, limit=_MAX_BYTES)
-        data = json.loads(raw) if raw is not None else None
-    except (OSError, ValueError, runfiles.RunFileError):
+        data = runfiles.read_json(runs_dir / REQUEST_FILE, limit=_MAX_BYTES)
+    except (OSError, runfiles.RunFileError):
         return {}
     if not isinstance(data, dict) or data.get("boot_id") != boot or not isinstance(data.get("runs"), dict):
         return {}
-    return {
-        name: float(at)
-        for name, at in data["runs"].items()
-        if isinstance(name, str) and isinstance(at, (int, float)) and not isinstance(at, bool)
-    }
+    asked = {name: _seconds(at) for name, at in data["runs"].items() if isinstance(name, str)}
+    return {name: at for name, at in asked.items() if at is not None}
+
+
+def _seconds(at: object) -> float | None:
+    """A boot-clock time as written; None for anything else (a 400-digit integer is no float)."""
+    if isinstance(at, bool) or not isinstance(at, (int, float)):
+        return None
+    try:
+        seconds = float(at)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) else None

@@ -72,15 +72,22 @@ def read_budget(limit: int) -> Iterator[None]:
         raise budget.error
 
 
-def charge(path: Path, size: int) -> None:
-    """Count ``size`` bytes of ``path`` against the command's budget, before they are read."""
+HELD_BYTES = 16  # a logged value held (points.py), counted against the budget as bytes read
+
+
+def charge(path: Path, size: int, held: int = 0) -> None:
+    """Count ``size`` bytes of ``path`` against the command's budget, before they are read, and
+    ``held`` logged values kept from it (``HELD_BYTES`` each: a CSV of one-digit cells holds eight
+    times the bytes it is read from)."""
+    size += held * HELD_BYTES
     if not _budgets:
         return
     budget = _budgets[-1]
     if budget.error is None and size > budget.left:
         budget.error = ReadBudgetError(
             f"the run files this command reads pass its budget of {budget.limit:,} bytes here "
-            f"({size:,} bytes, {budget.limit - budget.left:,} read before)",
+            f"({size:,} bytes{f' with {held:,} logged values held' if held else ''}, "
+            f"{budget.limit - budget.left:,} read before)",
             location=Location(str(path)),
             hint="a shared runs folder can hold files that cost their writer nothing; when you trust "
             f"who wrote these runs, raise it: `--max-read-bytes {-(-4 * budget.limit >> 20)}M`",
@@ -107,17 +114,11 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
     """The bytes of ``path``, None when nothing is there; a link (at the file or at a folder on the
     way, ``runfs``), FIFO, device, folder or a file over ``limit`` bytes is a RunFileError, found
     without blocking and before reading."""
-    try:
-        fd = runfs.open_file(path, os.O_RDONLY)
-    except (FileNotFoundError, NotADirectoryError):
+    fd = _open_within(path, limit)
+    if fd is None:
         return None
-    except OSError as err:
-        raise _refused(path, err) from None
     try:
         info = os.fstat(fd)
-        if info.st_size > limit:
-            raise RunFileError(path, f"is larger than {limit:,} bytes ({info.st_size:,})")
-        charge(path, info.st_size)
         # the whole file in one read when it is as large as it says (chunks joined would hold it
         # twice); a file that grew since is read on in chunks, up to the limit
         chunks, size = [], 0
@@ -133,6 +134,45 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
         raise RunFileError(path, f"cannot be read ({err.strerror})") from None
     finally:
         os.close(fd)
+
+
+def read_pieces(path: Path, *, limit: int, piece: int) -> Iterator[bytes]:
+    """The bytes of ``path`` as ``read_bytes`` gives them, ``piece`` bytes at a time (nothing when
+    nothing is there): a log is parsed as it is read, never held whole."""
+    fd = _open_within(path, limit)
+    if fd is None:
+        return
+    try:
+        size = 0
+        while chunk := os.read(fd, min(piece, limit + 1 - size)):
+            size += len(chunk)
+            if size > limit:  # grew while read
+                raise RunFileError(path, f"is larger than {limit:,} bytes")
+            yield chunk
+    except OSError as err:
+        raise RunFileError(path, f"cannot be read ({err.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def _open_within(path: Path, limit: int) -> int | None:
+    """A descriptor reading ``path`` (None when nothing is there), its size within ``limit`` and
+    charged to the command's budget; refused as ``read_bytes`` says."""
+    try:
+        fd = runfs.open_file(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as err:
+        raise _refused(path, err) from None
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise RunFileError(path, f"is larger than {limit:,} bytes ({size:,})")
+        charge(path, size)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def open_regular(path: Path) -> int:
@@ -209,9 +249,7 @@ def parse_json(text: str, path: Path, what: str = "") -> Any:
     try:
         data = json.loads(text, parse_constant=refuse, parse_int=bounded_int)
     except json.JSONDecodeError as err:
-        refused = RunFileError(path, f"{where}is not valid JSON ({err.msg}, line {err.lineno})")
-        refused.location = Location(str(path), err.lineno, err.colno)  # path:line:col, as for a spec
-        raise refused from None
+        raise invalid_json(path, err, where) from None
     except RecursionError:
         raise RunFileError(path, f"{where}is nested too deeply") from None
     if paths.too_deep(data, MAX_DEPTH):
@@ -220,6 +258,13 @@ def parse_json(text: str, path: Path, what: str = "") -> Any:
     if bad:
         raise RunFileError(path, f"{where}holds a number too large for a float at {bad[0]}")
     return data
+
+
+def invalid_json(path: Path, err: json.JSONDecodeError, where: str = "") -> RunFileError:
+    """The refusal of text that is not JSON, at its path:line:col as for a spec."""
+    refused = RunFileError(path, f"{where}is not valid JSON ({err.msg}, line {err.lineno})")
+    refused.location = Location(str(path), err.lineno, err.colno)
+    return refused
 
 
 def read_json(path: Path, *, limit: int = MAX_JSON_BYTES) -> Any:

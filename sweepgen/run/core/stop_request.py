@@ -54,9 +54,9 @@ def _recorded(run_dir: Path) -> dict[str, object]:
     from sweepgen.run.core import runfiles  # noqa: PLC0415 - lazy: read only once a stop came
 
     try:
-        raw = runfiles.read_bytes(run_dir / STOP_FILE, limit=_MAX_BYTES)
-        data = json.loads(raw) if raw is not None else None
-    except (OSError, ValueError, runfiles.RunFileError):
+        # bounded in depth too: one nested a thousand deep was a RecursionError in the supervisor
+        data = runfiles.read_json(run_dir / STOP_FILE, limit=_MAX_BYTES)
+    except (OSError, runfiles.RunFileError):
         return {}
     return data if isinstance(data, dict) else {}
 

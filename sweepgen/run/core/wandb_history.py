@@ -176,9 +176,12 @@ def _row(history: Any) -> list[tuple[float, dict[str, Any]]]:
 
 def _values(history: Any) -> dict[str, Any]:
     """A history record's items by key (a nested key joined with dots); an item json cannot read
-    is left out, not fatal: the rest of the record still stands."""
+    is left out, not fatal: the rest of the record still stands. So is a list or an object: only
+    numbers are metrics, and one nested ten thousand deep ended `report` in a RecursionError."""
     values: dict[str, Any] = {}
     for item in history.item:
+        if item.value_json.lstrip()[:1] in ("[", "{"):
+            continue
         try:  # wandb writes NaN and Infinity as JSON's extension words, which json reads
             values[item.key or ".".join(item.nested_key)] = json.loads(item.value_json)
         except ValueError:

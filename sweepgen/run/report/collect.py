@@ -124,7 +124,7 @@ class RunRecord:
     state: RunState
     values: Mapping[str, Any]  # varying path -> value
     summary: Mapping[str, Any] | None  # summary.json, for finished runs
-    curve: tuple[tuple[int, float], ...] = ()  # (step, value) of the objective metric (or reward_mean)
+    curve: Sequence[tuple[int, float]] = ()  # (step, value) of the objective metric (or reward_mean)
     score: Score = field(default_factory=Score)  # only with a metric objective
     problems: tuple[str, ...] = ()  # run files that could not be used, and why (runfiles.RunFileError)
     variant: str = ""  # the lock's variant name (groups are named after it); the run name without a lock
@@ -440,9 +440,11 @@ def _record(
     summary = _summary(run_dir, problems)
     status = _status(run_dir, problems)
     state = _state(run_dir, status, summary)
-    sources, series = _logged_series(run_dir, objective, problems)
+    sources, series, refused = _logged_series(run_dir, objective, problems)
     curve = series.points if series is not None else ()
     score = _score(sources, series, objective) if objective.metric is not None else Score()
+    if refused is not None and score.missing is not None:  # a file refused is no file missing
+        score = Score(missing=refused)
     if score.value is not None and series is not None and series.non_finite:
         score = _unless_diverged(run_dir, series, objective, score)
     return RunRecord(
@@ -491,20 +493,21 @@ def _state(run_dir: Path, status: RunStatus | None, summary: Any) -> RunState:
 
 def _logged_series(
     run_dir: Path, objective: Objective, problems: list[str]
-) -> tuple[Mapping[str, Any], metrics.Series | None]:
-    """Every source's metrics and the objective's series (without --metric only the bundled
-    trainer's metrics.jsonl curve: no event files read); unreadable files and non-finite values
-    go to ``problems``."""
+) -> tuple[Mapping[str, Any], metrics.Series | None, str | None]:
+    """Every source's metrics, the objective's series (without --metric only the bundled trainer's
+    metrics.jsonl curve: no event files read) and why a file was refused (None: none was);
+    unreadable files and non-finite values go to ``problems``."""
     metric = objective.metric or DEFAULT_CURVE
+    refused = None
     try:
         sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
     except RunFileError as err:
-        sources, series = {}, None
-        problems.append(f"{err.path.name} {err.reason}")
+        sources, series, refused = {}, None, f"{err.path.name} {err.reason}"
+        problems.append(refused)
     bad = metrics.non_finite_count(sources, metric)
     if bad:
         problems.append(f"{bad} NaN or infinite value(s) of `{metric}` left out (the run diverged?)")
-    return sources, series
+    return sources, series, refused
 
 
 def _pruned(state: RunState, status: RunStatus | None) -> str | None:

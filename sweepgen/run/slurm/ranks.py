@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import os
 import signal
 import subprocess
@@ -87,10 +86,9 @@ def _read_note(path: Path, besides: str) -> tuple[float, Note] | None:
     or one not ours to judge (only well-formed notes count). Read as every run file is: never
     through a link, never blocking on a FIFO, bounded."""
     try:
-        raw = runfiles.read_bytes(path, limit=NOTE_BYTES)
-        data = json.loads(raw or b"")
+        data = runfiles.read_json(path, limit=NOTE_BYTES)  # bounded in depth: no RecursionError
         when = runfs.lstat(path).st_mtime
-    except (OSError, ValueError, runfiles.RunFileError):
+    except (OSError, runfiles.RunFileError):
         return None
     if not isinstance(data, dict) or data.get("label") == besides:
         return None
