@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
 
 from sweepgen.compile.schema import export, jsonschema_subset
 from sweepgen.compile.schema.validate import _class_validator
@@ -18,3 +22,16 @@ def validators(cls: type) -> list[Any]:
         lambda config: jsonschema_subset.validate(config, schema),
         _class_validator(cls, f"tests:{cls.__name__}", Location("spec.yaml")),
     ]
+
+
+def init_in_process(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
+    """`sweepgen init ARGS` in ``folder``, in process (CliRunner), its schema cache under ``folder``:
+    for the tests about what `init` decides, not about the process (a `sweepgen` subprocess imports
+    trl again each time, 10-25 s a case on CI's 2 cores). An exception other than an exit fails."""
+    from sweepgen.cli import main
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder / "cache"))
+    monkeypatch.chdir(folder)
+    done = CliRunner().invoke(main, ["init", *args])
+    assert done.exception is None or isinstance(done.exception, SystemExit), repr(done.exception)
+    return done

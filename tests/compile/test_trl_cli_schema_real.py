@@ -11,6 +11,7 @@ from enum import Enum
 from pathlib import Path
 
 import pytest
+from schema_support import init_in_process
 
 pytestmark = pytest.mark.train  # imports trl
 
@@ -214,15 +215,14 @@ GUARDED = [
     ("extra", "refused"), GUARDED, ids=["scale", "scale-other-agg", "scale-bool", "vllm", "no-vllm"]
 )
 def test_options_trl_closes_under_another_option_are_refused_exactly_where_trl_raises(
-    tmp_path, schema, extra, refused
+    tmp_path, monkeypatch, schema, extra, refused
 ):
     """TRL accepts `scale_rewards: batc` and `vllm_mode: colocte` until the first batch (or the
     vLLM start) raises; under the other aggregation, or without vLLM, it never reads them."""
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     (tmp_path / "grpo.yaml").write_text("output_dir: out\nlearning_rate: 1.0e-6\n" + extra)
-    done = _sweepgen(tmp_path, env, "init", "--from", "grpo.yaml", "--schema", schema)
+    done = init_in_process(tmp_path, monkeypatch, "--from", "grpo.yaml", "--schema", schema)
     if refused is None:
-        assert done.returncode == 0, done.stderr
+        assert done.exit_code == 0, done.stderr
         return
-    assert done.returncode == 2 and refused in done.stderr, done.stderr
+    assert done.exit_code == 2 and refused in done.stderr, done.stderr
     assert "grpo.yaml:3:" in done.stderr and "did you mean" in done.stderr and "Traceback" not in done.stderr

@@ -6,12 +6,10 @@ TRL's own parser is the oracle."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from schema_support import init_in_process
 
 pytestmark = pytest.mark.train  # imports trl
 
@@ -47,23 +45,15 @@ def _trl_takes(path: Path) -> bool:
 @pytest.mark.parametrize("schema", ["trl:dpo", "trl:DPOConfig"])
 @pytest.mark.parametrize(("extra", "refused"), CASES, ids=["eval", "scheduler", "hub", "optim", "accepted"])
 def test_an_option_transformers_casts_to_an_enum_is_refused_exactly_where_trl_raises(
-    tmp_path, schema, extra, refused
+    tmp_path, monkeypatch, schema, extra, refused
 ):
     (tmp_path / "dpo.yaml").write_text(BASE + extra)
     assert _trl_takes(tmp_path / "dpo.yaml") == (refused is None)
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run(
-        [sys.executable, "-m", "sweepgen", "init", "--from", "dpo.yaml", "--schema", schema],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = init_in_process(tmp_path, monkeypatch, "--from", "dpo.yaml", "--schema", schema)
     if refused is None:
-        assert done.returncode == 0, done.stderr
+        assert done.exit_code == 0, done.stderr
         return
-    assert done.returncode == 2 and refused in done.stderr, done.stderr
+    assert done.exit_code == 2 and refused in done.stderr, done.stderr
     assert "dpo.yaml:3:" in done.stderr and "Traceback" not in done.stderr
 
 

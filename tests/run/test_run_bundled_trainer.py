@@ -23,9 +23,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.train]
 
 # the Ctrl-C test waits for 3 steps of both runs, so one run started late may leave the other far
 # ahead: its 24 steps keep both mid-run; the kill test needs only a checkpoint (step 4) and steps
-# after it, for the resumed half to equal the uninterrupted run on
+# after it, for the resumed half to equal the uninterrupted run on: 8 steps give one checkpoint
+# before the kill (polled every 0.1 s, 4 training steps before the next one) and 4 resumed steps
 STEPS, SAVE = 24, 4
-KILL_STEPS = 12
+KILL_STEPS = 2 * SAVE
 NAMES = [f"s{seed}" for seed in range(4)]
 
 
