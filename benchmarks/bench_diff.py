@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sweepgen.readers.diff import deepdiff_changes, diff, disallowed, parse_globs  # noqa: E402
-from sweepgen.readers.pyast import read_python_file  # noqa: E402
-from sweepgen.readers.pyinherit import load_with_bases  # noqa: E402
+from sweepgen.readers.python.pyast import read_python_file  # noqa: E402
+from sweepgen.readers.python.pyinherit import load_with_bases  # noqa: E402
 
 PYCONFIGS = ROOT / "tests" / "fixtures" / "pyconfigs"
 
@@ -126,7 +126,7 @@ def omegaconf_tree(root: Path) -> tuple[Path, Path]:
 
 def shell_rows() -> None:
     """In-process read + diff of two launch scripts of 1,000, 10,000 and 40,000 lines: linear."""
-    from sweepgen.readers.shellconfig import read_shell
+    from sweepgen.readers.shell.shellconfig import read_shell
 
     for lines in (1_000, 10_000, 40_000):
         a, b = launch_script("1e-6", lines), launch_script("3e-6", lines)

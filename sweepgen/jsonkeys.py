@@ -1,5 +1,5 @@
 """JSON objects whose keys are written once: ``json.loads`` keeps the last of a key written twice
-without a word, so a reader of configs (readers/structured.py) and the read-back of rendered files
+without a word, so a reader of configs (readers/structured/formats.py) and the read-back of rendered files
 (compile/output/readback.py) both refuse one through this hook."""
 
 from __future__ import annotations

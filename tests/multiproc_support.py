@@ -13,7 +13,7 @@ from pathlib import Path
 from run_support import make_sweep
 from slurm_support import cli, wait_until
 
-from sweepgen.run.core.progress import ATTEMPT_MARK
+from sweepgen.run.logs.progress import ATTEMPT_MARK
 from sweepgen.run.slurm import query as slurm_query
 
 PROBE = Path(__file__).resolve().parent / "fixtures" / "ddp_steps_probe.py"

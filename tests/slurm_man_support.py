@@ -1,5 +1,5 @@
 """A Slurm command's option table read from its installed man page (Debian's slurm-client), to hold
-sweepgen's tables (sweepgen/readers/sbatch.py, srun.py) to what that Slurm documents."""
+sweepgen's tables (sweepgen/readers/launch/sbatch.py, srun.py) to what that Slurm documents."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import gzip
 import re
 from pathlib import Path
 
-from sweepgen.readers.slurm_options import Options
+from sweepgen.readers.launch.slurm_options import Options
 
 # an option's heading, the line after `.TP`: `\fB-N\fR, \fB--nodes\fR=<\fIminnodes\fR>...`,
 # `\fB--exclusive\fR[={user|mcs}]`, `\fB--label\fR`

@@ -13,7 +13,8 @@ import pytest
 from fs_support import chain, remove_chain
 
 from sweepgen import safefs, settings
-from sweepgen.run.core import metrics, runfiles
+from sweepgen.run.core import runfiles
+from sweepgen.run.logs import metrics
 
 DEEP = 1100  # past the recursion limit (1,000 frames), which os.walk and rglob spend one or more a level
 

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from sweepgen.cli import main
-from sweepgen.readers.shellconfig import read_shell_file
+from sweepgen.readers.shell.shellconfig import read_shell_file
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated" / "rm_ablation"

@@ -21,10 +21,11 @@ from rich.text import Text
 
 from sweepgen.cli import _console
 from sweepgen.escape import line as one_line
-from sweepgen.run.core import boot_clock, metrics, tb_step, trainer_states
+from sweepgen.run.core import boot_clock
 from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word, this_host
-from sweepgen.run.core.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.core.runfiles import RunFileError
+from sweepgen.run.logs import metrics, tb_step, trainer_states
+from sweepgen.run.logs.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.sweep.grid import RunResult, final_state
 from sweepgen.run.sweep.start import SearchResult
 
@@ -86,7 +87,7 @@ def _running_for(status: RunStatus) -> float | None:
 def step_text(run_dir: Path, config: Mapping[str, Any], status: RunStatus | None = None) -> str:
     """ "step/total" from the run's last metrics row, else from a Hugging Face Trainer's state (a
     foreign trainer such as `trl grpo` writes no metrics.jsonl) written since ``status``'s start,
-    else from its newest TensorBoard event file written since then (run/core/tb_step.py)."""
+    else from its newest TensorBoard event file written since then (run/logs/tb_step.py)."""
     row = last_metrics(run_dir)
     total = total_steps(config)
     if row:

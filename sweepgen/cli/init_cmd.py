@@ -12,7 +12,7 @@ import click
 from sweepgen.cli import EXIT_OK
 from sweepgen.cli._console import info
 from sweepgen.cli._params import limit_option, output_root_option
-from sweepgen.run.core.hf_logging import writes_no_metrics
+from sweepgen.run.logs.hf_logging import writes_no_metrics
 
 if TYPE_CHECKING:
     from sweepgen.run.core.base import RunTask

@@ -1,1 +1,1 @@
-"""Readers of foreign config formats (one module per format) and the semantic ``diff`` over them."""
+"""Readers of foreign config formats (in rooms by kind) and the semantic ``diff`` over them."""

@@ -243,7 +243,7 @@ def _yaml_head(ref: str, kind: str | None) -> str | None:
 def _uses_omegaconf(head: str) -> bool:
     """Does a file (not a spec) use OmegaConf's features? Then both sides are read as OmegaConf does."""
     # here, not at the top: PyYAML (which omegayaml loads) costs a shell or JSON diff ~25 ms
-    from sweepgen.readers.omegayaml import uses_omegaconf  # noqa: PLC0415 - see above
+    from sweepgen.readers.structured.omegayaml import uses_omegaconf  # noqa: PLC0415 - see above
 
     return uses_omegaconf(head)
 

@@ -96,7 +96,7 @@ def read_config(
     given, else as its suffix says.
 
     ``resolve_bases`` follows mmengine ``_base_`` files, ``with read_base()`` imports and
-    detectron2-style relative imports (see ``sweepgen.readers.pyinherit``); without it, each file
+    detectron2-style relative imports (see ``sweepgen.readers.python.pyinherit``); without it, each file
     is read as written (its own names still resolve).
     """
     path = Path(ref)
@@ -129,19 +129,19 @@ def read_config(
 # the shell or Python readers (tens of ms of start-up each), and a shell diff never loads PyYAML.
 def _read(path: Path, reader: str, yaml_version: str) -> ReadResult:
     if reader == "bases":
-        from sweepgen.readers.pyinherit import read_with_bases  # noqa: PLC0415 - see above
+        from sweepgen.readers.python.pyinherit import read_with_bases  # noqa: PLC0415 - see above
 
         return read_with_bases(path, yaml_version=yaml_version)
     if reader == "python":
-        from sweepgen.readers.pyast import read_python_file  # noqa: PLC0415 - see above
+        from sweepgen.readers.python.pyast import read_python_file  # noqa: PLC0415 - see above
 
         return read_python_file(path)
     if reader in ("yaml", "json", "toml"):
-        from sweepgen.readers.structured import STRUCTURED, read_yaml_file  # noqa: PLC0415 - see above
+        from sweepgen.readers.structured.formats import STRUCTURED, read_yaml_file  # noqa: PLC0415 - see above
 
         if reader == "yaml":
             return read_yaml_file(path, yaml_version, header=True)
         return STRUCTURED["." + reader](path)
-    from sweepgen.readers.shellconfig import read_shell_file  # noqa: PLC0415 - see above
+    from sweepgen.readers.shell.shellconfig import read_shell_file  # noqa: PLC0415 - see above
 
     return read_shell_file(path)

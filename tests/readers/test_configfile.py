@@ -10,7 +10,7 @@ import pytest
 
 from sweepgen.errors import UserError
 from sweepgen.readers.configfile import read_config
-from sweepgen.readers.pyast import Ref
+from sweepgen.readers.python.pyast import Ref
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs"
 

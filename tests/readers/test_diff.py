@@ -24,7 +24,7 @@ from sweepgen.readers.diff import (
     strictly_equal,
     unmatched_globs,
 )
-from sweepgen.readers.pyast import Ref
+from sweepgen.readers.python.pyast import Ref
 
 
 def _summary(changes):

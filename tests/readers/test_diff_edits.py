@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from sweepgen.cli import main
 from sweepgen.readers.diff import strictly_equal
-from sweepgen.readers.omegayaml import uses_omegaconf
+from sweepgen.readers.structured.omegayaml import uses_omegaconf
 
 if sys.version_info >= (3, 11):
     import tomllib

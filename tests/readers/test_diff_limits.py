@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from sweepgen.cli import main
 from sweepgen.readers.model import BigInt, NotEvaluated
-from sweepgen.readers.pyast import read_python
-from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.python.pyast import read_python
+from sweepgen.readers.shell.shellconfig import read_shell
 
 
 def _timed(fn):

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.readers.diff import diff
-from sweepgen.readers.hydravalue import Refused, Sweep, read_value
-from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.shell.shellconfig import read_shell
+from sweepgen.readers.structured.hydravalue import Refused, Sweep, read_value
 
 SPELLINGS = ["0x10", "010", "00", "0o17", "inf", "-inf", ".inf", "+.inf", "NaN", ".NaN", "1_000", "1__0",
              "1_", "1e5", "1E5", "1.", ".5", "1.e5", "1e5_0", "+1", "-0", "TRUE", "fAlse", "yes", "Null",

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sweepgen.readers.pyinherit import read_with_bases
+from sweepgen.readers.python.pyinherit import read_with_bases
 
 TREES: dict[str, dict[str, str]] = {
     # SkyRL-style: the entry's group@pkg wins over the file's `# @package` header

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sweepgen.readers import cmdline
-from sweepgen.readers.launcher_spelling import SHORT_TO_LONG, respell
-from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.launch import cmdline
+from sweepgen.readers.launch.launcher_spelling import SHORT_TO_LONG, respell
+from sweepgen.readers.shell.shellconfig import read_shell
 
 
 def _launcher(line: str) -> dict:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.pyast import read_python
-from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.python.pyast import read_python
+from sweepgen.readers.shell.shellconfig import read_shell
 
 
 def _changes(a: str, b: str) -> list[str]:

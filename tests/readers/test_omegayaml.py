@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.cli import main
-from sweepgen.readers import omegayaml
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.yamlfile import read_yaml
+from sweepgen.readers.structured import omegayaml
+from sweepgen.readers.structured.yamlfile import read_yaml
 
 # What OmegaConf 2.3.0 reads for each plain scalar (`OmegaConf.create(f"v: {text}")`); the full lane,
 # which carries the `diff` extra, checks this table against omegaconf itself.

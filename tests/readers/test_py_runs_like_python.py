@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sweepgen.readers.compare import compare
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.pyast import read_python
+from sweepgen.readers.python.pyast import read_python
 
 
 def _run(source: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sweepgen.errors import ConfigError
 from sweepgen.readers.diff import diff
-from sweepgen.readers.pyast import CallData, NotEvaluated, Ref, read_python, read_python_file
+from sweepgen.readers.python.pyast import CallData, NotEvaluated, Ref, read_python, read_python_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs"
 
@@ -437,7 +437,7 @@ def test_a_key_after_a_spread_overrides_it_as_python_does():
 def test_normalised_source_drops_docstrings_and_leaves_the_tree_as_it_was():
     import ast
 
-    from sweepgen.readers.pyvalues import normalised
+    from sweepgen.readers.python.pyvalues import normalised
 
     source = 'def f():\n    """doc"""\n    class C:\n        """more"""\n        x = 1\n    return 1\n'
     tree = ast.parse(source)

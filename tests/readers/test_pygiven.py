@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.readers.compare import compare
-from sweepgen.readers.pyast import read_python
+from sweepgen.readers.python.pyast import read_python
 
 _HEAD = "from lib import Trainer\n"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sweepgen.errors import ConfigError
-from sweepgen.readers.pyast import Ref, read_python
-from sweepgen.readers.pyinherit import load_with_bases
+from sweepgen.readers.python.pyast import Ref, read_python
+from sweepgen.readers.python.pyinherit import load_with_bases
 
 FASTER_RCNN = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs" / "faster_rcnn"
 

@@ -26,7 +26,9 @@ def _imports(path: Path) -> set[str]:
 
 def test_readers_never_import_compile_and_have_no_cycles():
     modules = {
-        f"sweepgen.readers.{p.stem}": _imports(p) for p in READERS.glob("*.py") if p.stem != "__init__"
+        ".".join(p.relative_to(READERS.parents[1]).with_suffix("").parts): _imports(p)
+        for p in READERS.rglob("*.py")
+        if p.stem != "__init__"
     }
     for name, imports in modules.items():
         assert not any(

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.readers.diff import diff
-from sweepgen.readers.pyast import read_python
-from sweepgen.readers.shellconfig import read_shell
-from sweepgen.readers.yamlfile import read_yaml
+from sweepgen.readers.python.pyast import read_python
+from sweepgen.readers.shell.shellconfig import read_shell
+from sweepgen.readers.structured.yamlfile import read_yaml
 
 _RESERVED = {
     "get_config",
@@ -70,7 +70,7 @@ def test_yaml_round_trip(data):
 @settings(max_examples=100, deadline=None)
 @given(_mappings)
 def test_json_round_trip(tmp_path_factory, data):
-    from sweepgen.readers.structured import read_json_file
+    from sweepgen.readers.structured.formats import read_json_file
 
     path = tmp_path_factory.mktemp("j") / "c.json"
     path.write_text(json.dumps(data))
@@ -93,7 +93,7 @@ def _toml_value(value: object) -> str:
 @settings(max_examples=100, deadline=None)
 @given(_mappings)
 def test_toml_round_trip(tmp_path_factory, data):
-    from sweepgen.readers.structured import read_toml_file
+    from sweepgen.readers.structured.formats import read_toml_file
 
     path = tmp_path_factory.mktemp("t") / "c.toml"
     path.write_text("".join(f"{k} = {_toml_value(v)}\n" for k, v in data.items()))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from slurm_man_support import man_page, options_from_man
 
-from sweepgen.readers.sbatch import OPTIONS
-from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.launch.sbatch import OPTIONS
+from sweepgen.readers.shell.shellconfig import read_shell
 
 
 def _sbatch(*lines: str) -> dict:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from sweepgen.readers.compare import compare
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.shell.shellconfig import read_shell
 
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sweepgen.readers.diff import diff
-from sweepgen.readers.shellbinds import ANY, bound_names
-from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.shell.shellbinds import ANY, bound_names
+from sweepgen.readers.shell.shellconfig import read_shell
 
 _BINDERS = [
     'printf -v LR "%s" 1',

@@ -11,8 +11,8 @@ from sweepgen.errors import UserError
 from sweepgen.readers.compare import compare
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.shellconfig import read_shell, read_shell_file
-from sweepgen.readers.shellwords import arithmetic
+from sweepgen.readers.shell.shellconfig import read_shell, read_shell_file
+from sweepgen.readers.shell.shellwords import arithmetic
 
 
 def _cmd(script: str, name: str) -> dict:
@@ -450,7 +450,7 @@ def test_the_layout_of_unevaluated_code_is_still_no_difference():
 
 
 def test_a_crlf_script_file_keeps_its_carriage_returns(tmp_path):
-    from sweepgen.readers.shellconfig import read_shell_file
+    from sweepgen.readers.shell.shellconfig import read_shell_file
 
     crlf, lf = tmp_path / "a.sh", tmp_path / "b.sh"
     crlf.write_bytes(b"python t.py --lr 1\r\n")

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sweepgen.readers.diff import diff
-from sweepgen.readers.shellconfig import read_shell
-from sweepgen.readers.shellwords import Partial, ansi_c, expand_quoted
+from sweepgen.readers.shell.shellconfig import read_shell
+from sweepgen.readers.shell.shellwords import Partial, ansi_c, expand_quoted
 
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from slurm_man_support import man_page, options_from_man
 
+from sweepgen.readers.launch.srun import OPTIONS
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.shellconfig import read_shell
-from sweepgen.readers.srun import OPTIONS
+from sweepgen.readers.shell.shellconfig import read_shell
 
 
 def _command(options: str, tail: str = "python train.py --lr 1") -> dict:

@@ -13,7 +13,7 @@ from sweepgen.cli import main
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.yamlfile import read_yaml
+from sweepgen.readers.structured.yamlfile import read_yaml
 
 
 def test_versions_and_the_warning_listing_what_they_read_differently():

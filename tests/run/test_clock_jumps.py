@@ -16,8 +16,9 @@ from pathlib import Path
 from run_support import hand_over, start_supervisor
 
 from sweepgen.cli._run_display import elapsed_seconds, step_text
-from sweepgen.run.core import boot_clock, trainer_states
+from sweepgen.run.core import boot_clock
 from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host
+from sweepgen.run.logs import trainer_states
 
 # the supervisor, its wall clock an hour behind the start hand_over records (2026-01-01T00:00)
 MOVED_BACK = (

@@ -237,7 +237,7 @@ def test_a_log_spoiled_between_two_reads_is_that_runs_problem(tmp_path, monkeypa
     """A run whose final value is NaN is read again to see it diverged; a shared runs folder's writer
     who spoils the log in between ended the whole report with exit 2 naming it. It is that run's
     reason for having no value, and the others are reported."""
-    from sweepgen.run.core import metrics
+    from sweepgen.run.logs import metrics
     from sweepgen.run.report import collect
 
     runs = _runs(tmp_path)

@@ -19,9 +19,9 @@ from run_support import FAKE_COMMAND, LOADED_S, make_sweep, output_of
 
 from sweepgen.cli import main
 from sweepgen.run.core.base import RunState, read_status
-from sweepgen.run.core.progress import ATTEMPT_MARK
 from sweepgen.run.core.shape import RunShape
 from sweepgen.run.local import launch
+from sweepgen.run.logs.progress import ATTEMPT_MARK
 
 PROBE = Path(__file__).parent.parent / "fixtures" / "ddp_probe.py"
 PROBE_COMMAND = f"{sys.executable} {PROBE} {{config}}"

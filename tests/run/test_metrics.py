@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sweepgen.run.core import metrics, runfiles
+from sweepgen.run.core import runfiles
+from sweepgen.run.logs import metrics
 
 EVENTS = "events.out.tfevents.1732000000.host.1.0"
 

@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen.run.core import metrics, runfiles, state_json
-from sweepgen.run.core.points import Points
+from sweepgen.run.core import runfiles
+from sweepgen.run.logs import metrics, state_json
+from sweepgen.run.logs.points import Points
 
 
 def _peak(read, path: Path):
@@ -171,7 +172,7 @@ def test_a_wandb_run_is_held_and_named_as_a_metric_log(tmp_path):
     """A W&B record of ten thousand and one metric names is refused as a metrics.jsonl of them is."""
     from wandb.proto import wandb_internal_pb2
 
-    from sweepgen.run.core.wandb_history import _BLOCK, _HEADER
+    from sweepgen.run.logs.wandb_history import _BLOCK, _HEADER
 
     record = wandb_internal_pb2.Record()
     names = [("_step", "1"), ("_timestamp", "1.0")] + [(f"m{i}", "1") for i in range(metrics.MAX_METRICS + 1)]

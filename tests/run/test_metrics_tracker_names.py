@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from run_support import make_config_sweep
 
 from sweepgen.cli import main
-from sweepgen.run.core import metrics
+from sweepgen.run.logs import metrics
 
 POINTS = ((1, 2.0), (2, 1.5))
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from report_support import compare_shaping, logged_acc, make_shaping
 
 from sweepgen.cli import main
-from sweepgen.run.core import metrics
+from sweepgen.run.logs import metrics
 from sweepgen.run.report import stats
 
 

@@ -148,7 +148,7 @@ def test_event_files_that_cannot_be_read_leave_the_choice_to_the_metric_files(tm
     (tensorboard not installed, a file over the limit) never end a report that needs only its
     trainer_state.json."""
     from sweepgen.errors import UserError
-    from sweepgen.run.core import metrics
+    from sweepgen.run.logs import metrics
 
     monkeypatch.chdir(tmp_path)
     command = _sweep(tmp_path).replace("{name}", "0.5")

@@ -1,4 +1,4 @@
-"""Reading any run's metrics (sweepgen.run.core.metrics) and scoring them for `report --metric`."""
+"""Reading any run's metrics (sweepgen.run.logs.metrics) and scoring them for `report --metric`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from run_support import make_config_sweep
 
 from sweepgen.cli import main
 from sweepgen.errors import UserError
-from sweepgen.run.core import metrics
+from sweepgen.run.logs import metrics
 from sweepgen.run.report.collect import Objective, _score
 
 

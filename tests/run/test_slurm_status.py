@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 
 from sweepgen.cli import main
-from sweepgen.run.core import trainer_states
 from sweepgen.run.core.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
 from sweepgen.run.core.shape import RunShape
+from sweepgen.run.logs import trainer_states
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.executor import _worth_keeping, observe, reconcile
 from sweepgen.run.slurm.query import JobInfo, expand, parse_sacct, parse_squeue

@@ -31,7 +31,7 @@ from multiproc_support import (
 from run_support import make_sweep
 from slurm_support import cli, status_json, wait_until
 
-from sweepgen.run.core.progress import ATTEMPT_MARK
+from sweepgen.run.logs.progress import ATTEMPT_MARK
 
 pytestmark = [
     pytest.mark.slurm,

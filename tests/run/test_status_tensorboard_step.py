@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from run_support import make_config_sweep
 
 from sweepgen.cli import main
-from sweepgen.run.core import tb_step
 from sweepgen.run.core.base import RunState, RunStatus, write_status
+from sweepgen.run.logs import tb_step
 
 
 def _events(folder: str, steps: range, tags: int = 3) -> None:

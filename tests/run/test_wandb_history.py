@@ -16,7 +16,7 @@ from run_support import make_config_sweep
 
 from sweepgen.cli import main
 from sweepgen.run.core import runfiles
-from sweepgen.run.core.wandb_history import _BLOCK, _HEADER, records
+from sweepgen.run.logs.wandb_history import _BLOCK, _HEADER, records
 
 
 def _chunk(kind: int, body: bytes) -> bytes:
@@ -83,7 +83,7 @@ def test_report_reads_an_offline_wandb_run_without_metric(tmp_path, monkeypatch)
 @pytest.mark.train  # wandb's protobuf classes: the track extra, in the full lane
 @pytest.mark.train  # wandb parses the records: the track extra, in the full lane
 def test_a_record_wandb_cannot_read_is_named_with_its_file(tmp_path):
-    from sweepgen.run.core import wandb_history
+    from sweepgen.run.logs import wandb_history
 
     path = tmp_path / "run" / "wandb" / "offline-run-1" / "run-x.wandb"
     path.parent.mkdir(parents=True)
@@ -97,7 +97,7 @@ def test_a_wandb_folder_swapped_for_a_link_after_its_check_is_never_listed(tmp_p
     outside: it was listed by name (glob) after the check, so a folder outside the project was read
     (its names; opening its files was refused later). It is listed by descriptor now: the link is
     refused, never followed."""
-    from sweepgen.run.core import wandb_history
+    from sweepgen.run.logs import wandb_history
 
     outside = tmp_path / "outside" / "offline-run-2"
     outside.mkdir(parents=True)
@@ -125,7 +125,7 @@ def test_wandb_files_that_grow_after_their_size_check_are_bounded_together(tmp_p
     """The total of a run's W&B files was checked from their sizes, then each file read up to the
     limit alone: files grown in between (a live writer, a shared folder's owner) were read in full,
     N times the bound. The total is now kept as they are read."""
-    from sweepgen.run.core import wandb_history
+    from sweepgen.run.logs import wandb_history
 
     folder = tmp_path / "run" / "wandb" / "offline-run-1"
     folder.mkdir(parents=True)
@@ -144,7 +144,7 @@ def test_a_logged_value_nested_ten_thousand_deep_is_left_out(tmp_path):
     deep ended `report` in a RecursionError, exit 70); the record's numbers still stand."""
     from wandb.proto import wandb_internal_pb2
 
-    from sweepgen.run.core import wandb_history
+    from sweepgen.run.logs import wandb_history
 
     record = wandb_internal_pb2.Record()
     for key, value in (

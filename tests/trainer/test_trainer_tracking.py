@@ -78,7 +78,7 @@ def test_tensorboard_and_wandb_offline_get_what_metrics_jsonl_gets(tiny_cache, t
     assert [row[2] for row in table["data"]] == [s["completion"] for s in samples]
 
     # the report reads the same metric from the event files once metrics.jsonl is gone
-    from sweepgen.run.core import metrics
+    from sweepgen.run.logs import metrics
 
     (run_dir / "metrics.jsonl").rename(run_dir / "metrics.jsonl.bak")
     _, series = metrics.find_in_run(run_dir, "reward_mean")
@@ -119,7 +119,7 @@ def test_report_to_is_checked_like_every_other_key():
 
 def test_importing_sweepgen_and_the_trainer_config_pulls_in_no_tracker():
     code = (
-        "import sys, sweepgen.cli, sweepgen.run.report.collect, sweepgen.run.core.metrics, "
+        "import sys, sweepgen.cli, sweepgen.run.report.collect, sweepgen.run.logs.metrics, "
         "sweepgen_trainer.tracking; "
         "bad = [m for m in ('wandb', 'tensorboard', 'torch') if m in sys.modules]; "
         "assert not bad, bad"

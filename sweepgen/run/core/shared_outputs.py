@@ -28,7 +28,7 @@ from typing import Any
 
 from sweepgen import output_keys, yamlio
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.readers.omegayaml import resolve_interpolations
+from sweepgen.readers.structured.omegayaml import resolve_interpolations
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -161,12 +161,12 @@ def _parsed(suffix: str, text: str, shown: str) -> tuple[Any, Any]:
     if suffix == ".toml":
         return None, tomllib.loads(text)
     if suffix == ".py":
-        from sweepgen.readers.pyast import read_python  # noqa: PLC0415 - loaded for Python configs only
+        from sweepgen.readers.python.pyast import read_python  # noqa: PLC0415 - loaded for Python configs only
 
         result = read_python(text, shown)
         return result.line_of, _calls_as_mappings(result.data)
     if suffix in _SHELL_SUFFIXES:
-        from sweepgen.readers.shellconfig import read_shell  # noqa: PLC0415 - a bash grammar: loaded for scripts only
+        from sweepgen.readers.shell.shellconfig import read_shell  # noqa: PLC0415 - a bash grammar: loaded for scripts only
 
         script = read_shell(text, shown)
         return partial(_script_line, script), _flags_as_keys(script.data.get("commands"))

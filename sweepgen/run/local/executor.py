@@ -51,9 +51,6 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.boot_clock import boot_id
-from sweepgen.run.core.progress import (
-    ATTEMPT_MARK,  # starts each attempt's section of run.log
-)
 from sweepgen.run.core.resources import parse_time
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import shape_from_lock
@@ -61,6 +58,9 @@ from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import forked, gpu_share, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
 from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, IN_SPARE, NOT_RECORDED, NOT_STARTED
+from sweepgen.run.logs.progress import (
+    ATTEMPT_MARK,  # starts each attempt's section of run.log
+)
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds

@@ -47,10 +47,11 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import filenames
-from sweepgen.run.core import boot_clock, end_room, stop_request, trainer_states
+from sweepgen.run.core import boot_clock, end_room, stop_request
 from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
+from sweepgen.run.logs import trainer_states
 
 STATUS_FILE = filenames.STATUS
 LOG_FILE = filenames.LOG

@@ -40,7 +40,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import Spec
 from sweepgen.compile.run_api import trials as search
-from sweepgen.run.core import metrics, runfiles, runlock, vllm_server
+from sweepgen.run.core import runfiles, runlock, vllm_server
 from sweepgen.run.core.base import (
     PRUNED_REASON,
     TERMINAL,
@@ -58,6 +58,7 @@ from sweepgen.run.core.base import (
 )
 from sweepgen.run.core.registry import status_is_alive
 from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
+from sweepgen.run.logs import metrics
 from sweepgen.run.search import best_value
 from sweepgen.run.search import changes as search_changes
 from sweepgen.run.search import owner as search_owner

@@ -32,7 +32,7 @@ from typing import IO
 
 from sweepgen import runfs
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import end_room, runfiles, runlock, trainer_states
+from sweepgen.run.core import end_room, runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     RunState,
@@ -45,8 +45,9 @@ from sweepgen.run.core.base import (
     utc_now,
     write_status,
 )
-from sweepgen.run.core.progress import ATTEMPT_MARK
 from sweepgen.run.core.shape import RunShape
+from sweepgen.run.logs import trainer_states
+from sweepgen.run.logs.progress import ATTEMPT_MARK
 from sweepgen.run.slurm import launch, query, ranks
 
 

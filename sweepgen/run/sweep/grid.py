@@ -51,7 +51,6 @@ from sweepgen.run.core.base import (
     stale_cause,
     unchanged_since,
 )
-from sweepgen.run.core.progress import log_tail
 from sweepgen.run.core.registry import executor_class, make_executor, running_note, status_is_alive
 from sweepgen.run.core.sweep_state import RunOptions
 from sweepgen.run.core.tasks import (
@@ -63,6 +62,7 @@ from sweepgen.run.core.tasks import (
     parse_done_file,
     select,
 )
+from sweepgen.run.logs.progress import log_tail
 from sweepgen.run.sweep.only import with_groups
 
 POLL_S = 0.5

@@ -33,9 +33,9 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.deadline import within
-from sweepgen.run.core.progress import log_tail as run_log_tail
 from sweepgen.run.core.registry import status_is_alive
 from sweepgen.run.core.run_view import PROBLEM_STATES, SLURM_WORDS, RunView
+from sweepgen.run.logs.progress import log_tail as run_log_tail
 
 __all__ = ["PROBLEM_STATES", "SLURM_WORDS", "RunView", "collect", "log_tail", "problems"]
 

@@ -1,7 +1,7 @@
 """Bash word expansion, as far as it can be known without running anything.
 
 A word is expanded against the variables a script has bound so far: ``$VAR``, ``${VAR}`` and every
-parameter expansion form (``sweepgen.readers.shellparams``), ``${ARR[@]}`` arrays, quotes,
+parameter expansion form (``sweepgen.readers.shell.shellparams``), ``${ARR[@]}`` arrays, quotes,
 backslashes and integer ``$(( ))`` arithmetic over known values. What depends on the running system
 (``$(cmd)``, ``$((x+1))`` with ``x`` unknown, ``$HOME``, ``$1``) leaves the word *unknown*: it keeps
 the source text of that part, with the inputs the script knows substituted, so the reader can keep
@@ -15,8 +15,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sweepgen.readers.shellparams import expand_parameter
-from sweepgen.readers.shellvalues import UNKNOWN, Partial, Unknown, Value, Vars, blank_split, joined, partial
+from sweepgen.readers.shell.shellparams import expand_parameter
+from sweepgen.readers.shell.shellvalues import (
+    UNKNOWN,
+    Partial,
+    Unknown,
+    Value,
+    Vars,
+    blank_split,
+    joined,
+    partial,
+)
 
 __all__ = ["UNKNOWN", "Field", "Partial", "Unknown", "Value", "Vars", "joined", "partial"]
 
@@ -37,7 +46,7 @@ def lookup(
     expr: str, variables: Vars, quoted: bool, kept: Callable[[str], str] | None = None
 ) -> tuple[Value | None, bool]:
     """The value of ``${expr}``: (value, known). An array read whole comes back as a list; what is
-    not known comes back as ``Partial`` text carrying its inputs (``sweepgen.readers.shellparams``).
+    not known comes back as ``Partial`` text carrying its inputs (``sweepgen.readers.shell.shellparams``).
     ``kept``: how a ``$(...)`` in an operand (``${X:-$(cmd $N)}``) left as source is written."""
     bound = variables.get(expr)
     if type(bound) is str:  # `$NAME` of a known word, the usual case: no parameter machinery

@@ -13,11 +13,11 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, Ref, tree_size
-from sweepgen.readers.pybranch import overlay
-from sweepgen.readers.pyexpressions import Expressions
-from sweepgen.readers.pymlcollections import file_config
-from sweepgen.readers.pyrebind import rebinds_any
-from sweepgen.readers.pyvalues import (
+from sweepgen.readers.python.pybranch import overlay
+from sweepgen.readers.python.pyexpressions import Expressions
+from sweepgen.readers.python.pymlcollections import file_config
+from sweepgen.readers.python.pyrebind import rebinds_any
+from sweepgen.readers.python.pyvalues import (
     LOOP_LIMIT,
     NO_DEFAULT,
     SIZE_LIMIT,
@@ -345,7 +345,7 @@ class Evaluator(Expressions):
     ) -> None:
         """An ``if`` whose condition (or a ``for`` whose items) cannot be known: each branch runs on
         a copy of the state, and what it changes is recorded there under its condition
-        (``sweepgen.readers.pybranch``); the state before it stays as it was."""
+        (``sweepgen.readers.python.pybranch``); the state before it stays as it was."""
         size = tree_size(self.scopes, _BRANCH_BUDGET)
         self.copied += size
         if self.copied > _BRANCH_BUDGET:  # copying the state per branch is bounded in total
@@ -419,7 +419,7 @@ class Evaluator(Expressions):
     def bind(self, scope: dict[str, Any], target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         spelled = dotted(target)
         if spelled is not None and spelled.startswith("_base_."):
-            scope[spelled] = value  # writes into the bases: applied by sweepgen.readers.pyinherit
+            scope[spelled] = value  # writes into the bases: applied by sweepgen.readers.python.pyinherit
             return
         if isinstance(target, ast.Name):
             scope[target.id] = value

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers import cmdline
+from sweepgen.readers.launch import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
-from sweepgen.readers.shellbinds import ANY, bound_names
-from sweepgen.readers.shellsource import sourced_file
-from sweepgen.readers.shellvalues import POSITIONAL, mark_references
-from sweepgen.readers.shellwalk import Walk, conditional, normalise_value
-from sweepgen.readers.shellwords import (
+from sweepgen.readers.shell.shellbinds import ANY, bound_names
+from sweepgen.readers.shell.shellsource import sourced_file
+from sweepgen.readers.shell.shellvalues import POSITIONAL, mark_references
+from sweepgen.readers.shell.shellwalk import Walk, conditional, normalise_value
+from sweepgen.readers.shell.shellwords import (
     GLOB,
     Field,
     Partial,

@@ -27,7 +27,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.basepath import Project
 from sweepgen.readers.model import ReadResult, Ref
-from sweepgen.readers.pyvalues import ImportBase, is_call_or_expr
+from sweepgen.readers.python.pyvalues import ImportBase, is_call_or_expr
 
 DELETE_KEY = "_delete_"
 _BASE_ATTR = re.compile(r"_base_((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
@@ -53,15 +53,15 @@ def read_with_bases(  # noqa: C901, PLR0912 - each refusal (cycle, unknown base,
     chain = (*_chain, key)
     if path.suffix == ".py":
         # the Python evaluator loads only for Python configs: a YAML `defaults:` chain never needs it
-        from sweepgen.readers.pyast import read_python_file  # noqa: PLC0415 - see above
+        from sweepgen.readers.python.pyast import read_python_file  # noqa: PLC0415 - see above
 
         # each file is evaluated on its own before merging (as mmengine does): a child that rebinds
         # `data_root` does not change what its base built from the base's own `data_root`
         result = read_python_file(path, import_base=_importer(path, chain, yaml_version, root))
     elif path.suffix in (".yaml", ".yml"):
         # the YAML readers (and PyYAML) load only for YAML chains: a Python chain never needs them
-        from sweepgen.readers.hydradefaults import compose  # noqa: PLC0415 - see above
-        from sweepgen.readers.structured import read_yaml_file  # noqa: PLC0415 - see above
+        from sweepgen.readers.structured.formats import read_yaml_file  # noqa: PLC0415 - see above
+        from sweepgen.readers.structured.hydradefaults import compose  # noqa: PLC0415 - see above
 
         # a `# @package` header shows as `@package` where nothing is composed (as without
         # --resolve-bases): Hydra places the file by it, a plain OmegaConf.load does not
@@ -70,7 +70,7 @@ def read_with_bases(  # noqa: C901, PLR0912 - each refusal (cycle, unknown base,
             # Hydra / NeMo-RL inheritance: composed from the raw files, interpolations after
             return compose(path, lambda p: read_yaml_file(p, yaml_version, raw=True), root)
     elif path.suffix in (".json", ".toml"):
-        from sweepgen.readers.structured import STRUCTURED  # noqa: PLC0415 - as for YAML above
+        from sweepgen.readers.structured.formats import STRUCTURED  # noqa: PLC0415 - as for YAML above
 
         result = STRUCTURED[path.suffix](path)
     else:
@@ -107,7 +107,7 @@ def read_with_bases(  # noqa: C901, PLR0912 - each refusal (cycle, unknown base,
     if path.suffix == ".py":
         # evaluate the child again, now with `_base_.x` reading (a copy of) the merged bases, so that
         # `pipeline = _base_.train_pipeline; pipeline[2]['scale'] = ...` works as mmengine runs it
-        from sweepgen.readers.pyast import read_python_file  # noqa: PLC0415 - only for Python configs
+        from sweepgen.readers.python.pyast import read_python_file  # noqa: PLC0415 - only for Python configs
 
         again = read_python_file(path, import_base=_importer(path, chain, yaml_version, root), bases=merged)
         data = dict(again.data)

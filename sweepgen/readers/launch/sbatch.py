@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweepgen.readers.slurm_options import Options, collect, read_options
+from sweepgen.readers.launch.slurm_options import Options, collect, read_options
 
 OPTIONS = Options(
     short_to_long={

@@ -34,8 +34,8 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, ReadResult, Ref
-from sweepgen.readers.pystatements import Evaluator
-from sweepgen.readers.pyvalues import CallData, ImportBase, is_call_or_expr
+from sweepgen.readers.python.pystatements import Evaluator
+from sweepgen.readers.python.pyvalues import CallData, ImportBase, is_call_or_expr
 
 __all__ = [
     "CallData",

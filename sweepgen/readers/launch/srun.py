@@ -9,7 +9,7 @@ options at the program's name, so the program's own flags are never srun's.
 
 from __future__ import annotations
 
-from sweepgen.readers.slurm_options import Options
+from sweepgen.readers.launch.slurm_options import Options
 
 OPTIONS = Options(
     short_to_long={

@@ -21,7 +21,7 @@ import yaml
 from sweepgen.errors import SECOND_DOCUMENT, SECOND_DOCUMENT_SAID, ConfigError, Location
 from sweepgen.readers.diff import strictly_equal
 from sweepgen.readers.model import BIG_DIGITS, NotEvaluated, Path, ReadResult, big_int
-from sweepgen.readers.omegayaml import plain_scalar_omegaconf, resolve_interpolations
+from sweepgen.readers.structured.omegayaml import plain_scalar_omegaconf, resolve_interpolations
 
 VERSIONS = ("1.1", "1.2", "omegaconf")
 _PLAIN = "sweepgen:plain"

@@ -1,4 +1,4 @@
-"""JSON and TOML files as data; YAML through ``sweepgen.readers.yamlfile``. Duplicate keys are errors."""
+"""JSON and TOML files as data; YAML through ``yamlfile``. Duplicate keys are errors."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from sweepgen import jsonkeys
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
-from sweepgen.readers.yamlfile import read_yaml
+from sweepgen.readers.structured.yamlfile import read_yaml
 from sweepgen.tomllines import error_place, toml_lines
 from sweepgen.yamlio import decode_utf8
 

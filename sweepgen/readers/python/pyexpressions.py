@@ -16,10 +16,10 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, ReadResult, Ref
-from sweepgen.readers.pybounds import binop_fits, bounded_sum, format_spec_fits, str_method_fits
-from sweepgen.readers.pygiven import GivenArguments
-from sweepgen.readers.pymlcollections import is_ml
-from sweepgen.readers.pyvalues import (
+from sweepgen.readers.python.pybounds import binop_fits, bounded_sum, format_spec_fits, str_method_fits
+from sweepgen.readers.python.pygiven import GivenArguments
+from sweepgen.readers.python.pymlcollections import is_ml
+from sweepgen.readers.python.pyvalues import (
     LOOP_LIMIT,
     SIZE_LIMIT,
     CallData,
@@ -196,7 +196,7 @@ class Expressions:
             spelled = dotted(node)
             if spelled is not None and spelled.startswith("_base_."):
                 if self.bases is None:
-                    return Ref(spelled)  # resolved later by sweepgen.readers.pyinherit, or kept
+                    return Ref(spelled)  # resolved later by sweepgen.readers.python.pyinherit, or kept
                 node_value: Any = self.bases
                 for segment in spelled.split(".")[1:]:
                     if not isinstance(node_value, dict) or segment not in node_value:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from sweepgen.readers.shellwords import arithmetic_assigned
+from sweepgen.readers.shell.shellwords import arithmetic_assigned
 
 _VARIABLE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[.*\])?", re.S)
 ANY = None  # every variable: the code that runs is not known

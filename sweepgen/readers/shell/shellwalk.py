@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers import sbatch
+from sweepgen.readers.launch import sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
-from sweepgen.readers.shellbinds import bound_names
-from sweepgen.readers.shelljoin import joined
-from sweepgen.readers.shellrefused import refused
-from sweepgen.readers.shellwords import (
+from sweepgen.readers.shell.shellbinds import bound_names
+from sweepgen.readers.shell.shelljoin import joined
+from sweepgen.readers.shell.shellrefused import refused
+from sweepgen.readers.shell.shellwords import (
     Field,
     Partial,
     Unknown,

@@ -10,7 +10,7 @@ The result::
 Variables are tracked in order and substituted where used (``$VAR``, ``${VAR:-default}``, arrays
 ``"${ARGS[@]}"``, here-documents read with ``read -d '' CMD <<EOF`` and run as ``$CMD``). A plain
 (unexported) variable is left out when every use of it was substituted, since its value then shows
-where it is used. Each command is read by ``sweepgen.readers.cmdline``: launchers peeled off, keyed
+where it is used. Each command is read by ``sweepgen.readers.launch.cmdline``: launchers peeled off, keyed
 by program, flags and Hydra overrides nested. Redirections become ``@stdout``/``@stderr``/``@stdin``,
 never arguments. Whatever sits inside ``if``/``case``/loops/functions or after ``&&``/``||`` carries
 ``@when`` with its condition, and a variable bound there is unknown afterwards. Words that depend on
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import ReadResult
-from sweepgen.readers.shellinterp import Reader
+from sweepgen.readers.shell.shellinterp import Reader
 
 
 def read_shell_file(path: str | Path) -> ReadResult:

@@ -35,9 +35,10 @@ from typing import Any
 
 from sweepgen import filenames, safefs
 from sweepgen.errors import UserError
-from sweepgen.run.core import runfiles, state_json, tb_events, trainer_states, wandb_history
-from sweepgen.run.core.points import Builder
-from sweepgen.run.core.points import Points as Points  # the type of every series, named here
+from sweepgen.run.core import runfiles
+from sweepgen.run.logs import state_json, tb_events, trainer_states, wandb_history
+from sweepgen.run.logs.points import Builder
+from sweepgen.run.logs.points import Points as Points  # the type of every series, named here
 
 SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard", "wandb")
 TRACKERS = frozenset({"tensorboard", "wandb"})  # written by a tracker's callback, under its names

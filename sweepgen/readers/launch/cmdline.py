@@ -37,8 +37,9 @@ from typing import Any
 
 import re2
 
-from sweepgen.readers import hydravalue, launcher_spelling, sbatch, slurm_options, srun
+from sweepgen.readers.launch import launcher_spelling, sbatch, slurm_options, srun
 from sweepgen.readers.model import NotEvaluated
+from sweepgen.readers.structured import hydravalue
 
 Word = str | NotEvaluated
 
@@ -84,7 +85,7 @@ def _typed(word: Word) -> Any:
     spelling (`null`, `~`) stays a word, as no argparse ``type=`` makes None of one."""
     if isinstance(word, NotEvaluated):
         return word
-    from sweepgen.readers.yamlfile import plain_scalar_12  # noqa: PLC0415 - yamlfile imports PyYAML: only for words that need it (sbatch lines need none)
+    from sweepgen.readers.structured.yamlfile import plain_scalar_12  # noqa: PLC0415 - yamlfile imports PyYAML: only for words that need it (sbatch lines need none)
 
     if word == "":
         return ""

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import re2
 
-from sweepgen.readers.shellvalues import Partial, Unknown, Value, Vars, closing, joined, partial
+from sweepgen.readers.shell.shellvalues import Partial, Unknown, Value, Vars, closing, joined, partial
 
 if TYPE_CHECKING:
     from typing import TypeAlias

@@ -16,7 +16,7 @@
   plugins: kept as data under ``hydra.@defaults``, never looked up.
 
 Merging is OmegaConf's: mappings merge key by key, anything else is replaced. Interpolations are
-resolved after composing (``sweepgen.readers.omegayaml``). A file that cannot be found is an error
+resolved after composing (``sweepgen.readers.structured.omegayaml``). A file that cannot be found is an error
 naming the entry and where it was looked for.
 """
 
@@ -28,8 +28,8 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.basepath import Project
 from sweepgen.readers.model import ReadResult
-from sweepgen.readers.omegayaml import resolve_interpolations
-from sweepgen.readers.structured import header_package
+from sweepgen.readers.structured.formats import header_package
+from sweepgen.readers.structured.omegayaml import resolve_interpolations
 
 
 def compose(path: Path, read: Any, project: Project | None = None) -> ReadResult:

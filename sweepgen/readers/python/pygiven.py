@@ -15,7 +15,7 @@ import ast
 from typing import Any
 
 from sweepgen.readers.diff import strictly_equal
-from sweepgen.readers.pyvalues import CallData
+from sweepgen.readers.python.pyvalues import CallData
 
 # an argument spelled as a reference to an object some name holds: a literal, a nested call or an
 # expression builds a new object that only the record holds (a change to it goes through the

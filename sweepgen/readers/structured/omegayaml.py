@@ -83,7 +83,7 @@ _MAX_DEPTH = 32
 # A file's interpolations may name each other twice a level (`a: ${b}${b}`, `b: ${c}${c}`...): 2^depth
 # steps and strings. Each node is resolved once (remembered by its path), and a string past
 # _MAX_CHARS is kept as its source, as the Python reader keeps what is past its bounds
-# (sweepgen.readers.pybounds); _MAX_STEPS is the backstop for what memory cannot hold.
+# (sweepgen.readers.python.pybounds); _MAX_STEPS is the backstop for what memory cannot hold.
 _MAX_STEPS = 1_000_000  # interpolations resolved per file
 _MAX_CHARS = 1_000_000  # characters of one string built from references
 
