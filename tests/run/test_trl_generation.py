@@ -102,3 +102,18 @@ def test_another_environment_s_defaults_are_not_taken(tmp_path, monkeypatch):
     _sweep(tmp_path, {"num_generations": 3})  # 8 (this trl's default batch) holds no groups of 3
     code, said = _run("/opt/other-env/bin/trl grpo --config {config}", *ONE_GPU)
     assert code == 0, said
+
+
+@pytest.mark.parametrize(
+    "flag", ["--num_generations 2", "--per_device_train_batch_size=4", "--num-generations 2"]
+)
+def test_a_size_the_command_line_sets_is_not_judged_from_the_config_alone(tmp_path, monkeypatch, flag):
+    """`... --config {config} --num_generations 2`: TRL takes the flag over the config, so the
+    config's 4 (no whole group in a batch of 2 at one process) is not what the run sizes."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _sweep(
+        tmp_path, {"per_device_train_batch_size": 2, "num_generations": 4, "gradient_accumulation_steps": 1}
+    )
+    code, said = _run(f"accelerate launch --num_processes 1 -m trl.scripts.grpo --config {{config}} {flag}")
+    assert code == 0, said

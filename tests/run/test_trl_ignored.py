@@ -85,3 +85,25 @@ def test_a_value_ignored_in_some_runs_only_is_left_alone(tmp_path, monkeypatch):
     make_config_sweep(tmp_path, configs, sweep="t", values=values)
     code, said = _run()
     assert code == 0, said
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "extra", "flags"),
+    [
+        ("lora_r", [8, 16], {}, "--use_peft"),
+        ("lora_r", [8, 16], {}, "--use-peft true"),
+        ("num_train_epochs", [1, 3], {"max_steps": 100}, "--max_steps=-1"),
+        ("warmup_steps", [0, 50], {"lr_scheduler_type": "constant"}, "--lr_scheduler_type cosine"),
+        ("bnb_4bit_quant_type", ["fp4", "nf4"], {}, "--load_in_4bit"),
+    ],
+    ids=["use-peft-flag", "use-peft-hyphen", "max-steps", "scheduler", "load-in-4bit"],
+)
+def test_a_switch_the_command_line_sets_is_not_judged_from_the_config_alone(
+    tmp_path, monkeypatch, key, values, extra, flags
+):
+    """`trl sft --config {config} --use_peft`: TRL's parser takes the command line over the config,
+    so the LoRA values are read; judging the config alone refused a sweep that trains as asked."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, key, values, extra)
+    code, said = _run(f"{TRL} {flags}")
+    assert code == 0, said

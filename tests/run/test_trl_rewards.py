@@ -116,3 +116,13 @@ def test_a_name_that_is_none_of_trl_s_own_reward_functions_is_refused(tmp_path, 
         "reward_funcs names 'accuracy_rewrd', which `trl grpo` cannot load: it is none of TRL's own" in said
     )
     assert "did you mean 'accuracy_reward'?" in said
+
+
+def test_reward_functions_the_command_line_names_are_not_judged_from_the_config(tmp_path, monkeypatch):
+    """`--reward_funcs my_rewards.accuracy` on the command line: TRL takes it over the config's
+    (mistyped) list, so the runs load what the flag names."""
+    monkeypatch.chdir(tmp_path)
+    Path("my_rewards.py").write_text(REWARDS)
+    _sweep(tmp_path, ["my_rewards.acuracy"])
+    code, said = _run(f"{TRL} --reward_funcs my_rewards.accuracy")
+    assert code == 0, said

@@ -49,6 +49,15 @@ def check_search(argv: Sequence[str], axes: Sequence[str]) -> None:
     _check(argv, {path: {"sampled by the search"} for path in axes})
 
 
+def flags_set(argv: Sequence[str]) -> frozenset[str]:
+    """The keys ``argv`` sets as ``--flag`` options, with underscores (HfArgumentParser takes
+    ``--use-peft`` for ``use_peft``): TRL takes them over the config, so a start check reading one
+    of them from the config alone would judge a value the run never sees."""
+    return frozenset(
+        name.partition("=")[0].replace("-", "_") for _w, flag, name, _v in _settings(_words(argv)) if flag
+    )
+
+
 def _check_folders(argv: Sequence[str], who: str) -> None:
     """``--output_dir runs/x`` (or ``trainer.output_dir=runs/x``) in --command: the command line wins
     over each run's config, so every run would write its checkpoints, trainer state and logs into

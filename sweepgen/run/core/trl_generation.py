@@ -32,6 +32,7 @@ _CLASSES = {
 }
 _TRAINING_ARGS = ("transformers", "training_args.py", "TrainingArguments")
 _FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
+READS = frozenset({*_FIELDS, "generation_batch_size", "steps_per_generation"})  # of a run's config
 
 
 def judge(

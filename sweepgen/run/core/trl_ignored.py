@@ -30,6 +30,7 @@ class _Ignored:
 
     keys: frozenset[str]
     holds: Callable[[Mapping[str, Any]], bool]
+    switch: str  # the key ``holds`` reads: set on the command line, TRL's parser takes that value
     why: str
     hint: str
 
@@ -44,6 +45,7 @@ _RULES = (
     _Ignored(
         frozenset({"num_train_epochs"}),
         _positive_steps,
+        "max_steps",
         "every run sets a positive max_steps, which overrides num_train_epochs (transformers' "
         "TrainingArguments): every run trains max_steps steps",
         "sweep over max_steps instead, or set max_steps: -1 so that the epochs count",
@@ -63,6 +65,7 @@ _RULES = (
             }
         ),
         lambda config: config.get("use_peft", False) is False,  # TRL's get_peft_config: `is False`
+        "use_peft",
         "no run sets use_peft: true, and without it TRL trains no LoRA adapter (get_peft_config "
         "returns None): no lora_* value is read",
         "add use_peft: true to the config",
@@ -71,6 +74,7 @@ _RULES = (
         frozenset({"warmup_steps", "warmup_ratio"}),
         # transformers' get_scheduler returns these before it reads the warmup
         lambda config: config.get("lr_scheduler_type") in _NO_WARMUP,
+        "lr_scheduler_type",
         "every run's lr_scheduler_type (constant, reduce_lr_on_plateau or greedy) has no warmup "
         "(transformers' get_scheduler builds it before reading the warmup)",
         "use lr_scheduler_type: constant_with_warmup for a warmup, or drop the axis",
@@ -78,6 +82,7 @@ _RULES = (
     _Ignored(
         frozenset({"bnb_4bit_quant_type", "use_bnb_nested_quant", "bnb_4bit_quant_storage"}),
         lambda config: config.get("load_in_4bit", False) is not True,  # TRL's get_quantization_config
+        "load_in_4bit",
         "no run sets load_in_4bit: true, and TRL reads the bnb_4bit options only then "
         "(get_quantization_config)",
         "add load_in_4bit: true to the config",
@@ -85,10 +90,14 @@ _RULES = (
 )
 
 
-def check(sweep_dir: Path, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
+def check(
+    sweep_dir: Path,
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
+    on_command_line: frozenset[str] = frozenset(),
+) -> None:
     """Exit 2 when the runs (each with its rendered config) differ in a key their trainer ignores
-    in every one of them."""
-    found = _ignored(configs)
+    in every one of them; a rule whose switch the command line sets (``--use_peft``) is not judged."""
+    found = _ignored(configs, on_command_line)
     if found is None:
         return
     path, values, rule = found
@@ -102,18 +111,21 @@ def check(sweep_dir: Path, configs: Sequence[tuple[RunTask, Mapping[str, Any]]])
     )
 
 
-def _ignored(configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> tuple[str, set[str], _Ignored] | None:
+def _ignored(
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]], on_command_line: frozenset[str]
+) -> tuple[str, set[str], _Ignored] | None:
     """(the key, its values, the rule) of the first key the runs differ in that every run ignores."""
+    rules = [r for r in _RULES if r.switch not in on_command_line]
     for path, values in _varying([task for task, _ in configs]).items():
-        rule = _rule_for(path, [config for _, config in configs])
+        rule = _rule_for(path, [config for _, config in configs], rules)
         if rule is not None:
             return path, values, rule
     return None
 
 
-def _rule_for(path: str, configs: Sequence[Mapping[str, Any]]) -> _Ignored | None:
+def _rule_for(path: str, configs: Sequence[Mapping[str, Any]], rules: Sequence[_Ignored]) -> _Ignored | None:
     """The rule under which every one of ``configs`` ignores ``path``, if any."""
-    return next((r for r in _RULES if path in r.keys and all(map(r.holds, configs))), None)
+    return next((r for r in rules if path in r.keys and all(map(r.holds, configs))), None)
 
 
 def _varying(tasks: Sequence[RunTask]) -> dict[str, set[str]]:

@@ -2,7 +2,8 @@
 runs at once (vllm_server), runs differing only in a value TRL ignores (trl_ignored), a reward
 function TRL cannot load (trl_rewards), more accelerate processes than a run's GPUs
 (trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
-refuses at the run's process count (trl_generation).
+refuses at the run's process count (trl_generation). A key the command line sets as a flag
+(``--use_peft``, ``--num_generations 4``) is TRL's over the config: what reads it is not judged.
 
 Each run's rendered config is read once (config_where.rendered) and handed to each judgment.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.run.core import (
+    command_overrides,
     installed_source,
     trl_env,
     trl_generation,
@@ -62,14 +64,18 @@ def _judge_trl(
     """Exit 2 when the runs differ only in a value TRL ignores, else at the first run (in order)
     naming a reward function TRL cannot load, asking (each run given ``gpus_each`` GPUs) for more
     processes or other GPUs, or sizing a generation batch TRL refuses."""
-    trl_ignored.check(sweep_dir, configs)
+    on_command_line = command_overrides.flags_set(command)  # TRL takes these over the config
+    trl_ignored.check(sweep_dir, configs, on_command_line)
+    sized_by_config = not on_command_line & trl_generation.READS
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
     for task, config in configs:
-        trl_rewards.judge(sweep_dir, task, config, script, command)
+        if "reward_funcs" not in on_command_line:
+            trl_rewards.judge(sweep_dir, task, config, script, command)
         if gpus_each is not None:
             trl_processes.judge(sweep_dir, task, config, counts, gpus_each)
             trl_env.judge(sweep_dir, task, config, gpus_each)
         # one GPU a run: accelerate starts one process, unless a count is asked for (judged above)
         processes = trl_processes.asked(config, counts) or (1 if gpus_each == 1 else None)
-        trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
+        if sized_by_config:
+            trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
