@@ -126,3 +126,22 @@ def test_reward_functions_the_command_line_names_are_not_judged_from_the_config(
     _sweep(tmp_path, ["my_rewards.acuracy"])
     code, said = _run(f"{TRL} --reward_funcs my_rewards.accuracy")
     assert code == 0, said
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def _make(k):\n    return lambda completions, **kw: [k] * len(completions)\n"
+        "for _n in ('accuracy', 'format'):\n    globals()[_n] = _make(1.0)\n",
+        "import sys\nsetattr(sys.modules[__name__], 'accuracy', lambda completions, **kw: [0.0])\n",
+    ],
+    ids=["globals", "setattr"],
+)
+def test_a_module_binding_names_it_does_not_spell_is_not_judged(tmp_path, monkeypatch, source):
+    """Reward functions made in a loop (`globals()[name] = ...`): the module defines `accuracy` when
+    run, though no statement spells it; refusing it would stop a sweep TRL runs."""
+    monkeypatch.chdir(tmp_path)
+    Path("my_rewards.py").write_text(source)
+    _sweep(tmp_path, ["my_rewards.accuracy"])
+    code, said = _run()
+    assert code == 0, said

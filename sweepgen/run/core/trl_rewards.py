@@ -13,7 +13,7 @@ module the working folder holds (``my_rewards.py``, ``pkg/rewards.py``, a packag
 of the working folder holds is refused only when sweepgen's interpreter finds it nowhere and the
 command's program lives beside that interpreter (one environment: else the run's own environment
 may hold it). A module whose top level is not plain (``from x import *``, ``__getattr__``) is not
-judged.
+judged, nor one that may bind names it does not spell (``globals()``, ``setattr``, ``exec``).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def _top_level_names(rel: str) -> set[str] | None:
     """The names a module file binds at its top level; None when that cannot be told without
     running it (a star import, a module ``__getattr__``, a file that does not read or parse)."""
     tree = _parsed(rel)
-    if tree is None or any(_star(node) for node in tree.body):
+    if tree is None or any(_star(node) for node in tree.body) or _binds_by_name(tree):
         return None
     names = {name for node in tree.body for name in _bound(node)}
     return None if "__getattr__" in names or "*" in names else names  # `*`: a star import in a block
@@ -148,6 +148,15 @@ def _parsed(rel: str) -> ast.Module | None:
         return ast.parse(read_bytes(Path(rel), limit=_MAX_SOURCE_BYTES) or b"", rel)
     except (OSError, ValueError, UserError, SyntaxError, RecursionError):
         return None
+
+
+_BINDS_BY_NAME = frozenset({"globals", "vars", "setattr", "exec", "locals"})
+
+
+def _binds_by_name(tree: ast.Module) -> bool:
+    """Whether the module may bind a name its statements do not spell (``globals()[n] = f``,
+    ``setattr(sys.modules[__name__], n, f)``, ``exec``): its names cannot be told without running it."""
+    return any(isinstance(n, ast.Name) and n.id in _BINDS_BY_NAME for n in ast.walk(tree))
 
 
 def _star(node: ast.stmt) -> bool:
