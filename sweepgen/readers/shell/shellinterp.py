@@ -4,6 +4,7 @@ flags and overrides nested by ``cmdline``), and word expansion (``shellwords``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -604,12 +605,8 @@ class Reader(Walk):
             self.result.lines[("commands", key, flag)] = flag_line
         if words[0].known and head in self.functions and not launchers:
             # `LR=2 run`: bash binds LR=2 while the body runs, then gives back the earlier value
-            saved = {name: self.vars.get(name) for name in prefix}
-            self.vars.update({name: _bound_as(value) for name, value in prefix.items()})
-            try:
+            with self.bound_while(prefix):
                 self.call(head, when, state, line)
-            finally:
-                self.restore(saved)
 
     def ran_as_code(
         self, words: list[Field], node: Any, when: list[str], state: dict[str, Any], prefix: dict[str, Any]
@@ -775,22 +772,25 @@ class Reader(Walk):
         """``[X=v] eval CODE``: CODE runs in this shell; ``X=v`` holds only while it runs (bash
         outside POSIX mode), and is shown under ``commands.eval`` so that a change to it shows even
         where CODE never reads it."""
-        saved = {name: self.vars.get(name) for name in prefix}
-        self.vars.update({name: _bound_as(value) for name, value in prefix.items()})
-        try:
+        with self.bound_while(prefix):
             self.reparse(code, line, when, state)
-        finally:
-            self.restore(saved)
         if prefix:
             self.store("eval", self.guarded({"@env": prefix}, when), line)
 
-    def restore(self, saved: dict[str, Any]) -> None:
-        """Variables back to their values before an ``eval``'s ``X=v`` (None: it was not set)."""
-        for name, old in saved.items():
-            if old is None:
-                self.vars.pop(name, None)
-            else:
-                self.vars[name] = old
+    @contextlib.contextmanager
+    def bound_while(self, prefix: dict[str, Any]) -> Iterator[None]:
+        """A command's ``X=v`` prefix bound while the body runs (a function's, an ``eval``'s), then
+        each variable given back its earlier value (unset where it was not set)."""
+        saved = {name: self.vars.get(name) for name in prefix}
+        self.vars.update({name: _bound_as(value) for name, value in prefix.items()})
+        try:
+            yield
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    self.vars.pop(name, None)
+                else:
+                    self.vars[name] = old
 
     def reparse(self, code: str, line: int, when: list[str], state: dict[str, Any]) -> None:
         saved = (self.src, self.offset)
