@@ -203,7 +203,9 @@ def test_under_nohup_a_closed_terminal_stops_nothing(tmp_path):
     proc = _sweepgen_run(tmp_path, "--command", command, prefix=("nohup",))
     run = tmp_path / "runs" / "fake" / "r0"
     try:
-        _wait_for(proc, tmp_path, lambda pid, root: _cpu_ticks(pid) >= 20)  # loading
+        # loading, or the run started already (it needs fewer ticks on a quiet machine: waiting for
+        # 20 ticks then took the idle polling ~40 s)
+        _wait_for(proc, tmp_path, lambda pid, root: _cpu_ticks(pid) >= 20 or _starts(run) == 1)
         proc.send_signal(signal.SIGHUP)
         _wait_for(proc, tmp_path, lambda pid, root: _starts(run) == 1)  # training
         proc.send_signal(signal.SIGHUP)
