@@ -39,7 +39,7 @@ def check(argv: Sequence[str], tasks: Sequence[RunTask]) -> None:
     """Exit 2 when ``argv`` sets a value the ``tasks`` differ in, or one folder for all of them."""
     if len(tasks) > 1:
         _check_folders(argv, f"all {len(tasks)} runs")
-    _check(argv, _varying(tasks))
+    _check(argv, varying(tasks))
 
 
 def check_search(argv: Sequence[str], axes: Sequence[str]) -> None:
@@ -124,8 +124,9 @@ def _refusal(word: str, path: str, values: set[str]) -> UserError:
     )
 
 
-def _varying(tasks: Sequence[RunTask]) -> dict[str, set[str]]:
-    """Path -> the values the runs hold there, for the paths holding more than one."""
+def varying(tasks: Sequence[RunTask]) -> dict[str, set[str]]:
+    """Path -> the values the runs hold there (as JSON), for the paths holding more than one; the
+    run's own folder and name (``_NAMING``) are left to the run-folder checks."""
     seen: dict[str, set[str]] = {}
     for task in tasks:
         for path, value in task.values.items():

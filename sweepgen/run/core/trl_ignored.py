@@ -13,13 +13,13 @@ every run.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError
+from sweepgen.run.core import command_overrides
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import key_location
 
@@ -116,7 +116,7 @@ def _ignored(
 ) -> tuple[str, set[str], _Ignored] | None:
     """(the key, its values, the rule) of the first key the runs differ in that every run ignores."""
     rules = [r for r in _RULES if r.switch not in on_command_line]
-    for path, values in _varying([task for task, _ in configs]).items():
+    for path, values in command_overrides.varying([task for task, _ in configs]).items():
         rule = _rule_for(path, [config for _, config in configs], rules)
         if rule is not None:
             return path, values, rule
@@ -126,12 +126,3 @@ def _ignored(
 def _rule_for(path: str, configs: Sequence[Mapping[str, Any]], rules: Sequence[_Ignored]) -> _Ignored | None:
     """The rule under which every one of ``configs`` ignores ``path``, if any."""
     return next((r for r in rules if path in r.keys and all(map(r.holds, configs))), None)
-
-
-def _varying(tasks: Sequence[RunTask]) -> dict[str, set[str]]:
-    """Top-level key -> the values the runs hold there, for the keys holding more than one."""
-    seen: dict[str, set[str]] = {}
-    for task in tasks:
-        for path, value in task.values.items():
-            seen.setdefault(path, set()).add(json.dumps(value, sort_keys=True, default=str))
-    return {path: values for path, values in seen.items() if len(values) > 1}
