@@ -211,10 +211,19 @@ def _refused(path: Path, err: OSError) -> RunFileError:
 
 def open_append(path: Path) -> int:
     """A file descriptor appending to ``path`` (created when missing, mode 0666 minus the umask),
-    never through a link (at the file or a folder on the way, ``runfs``), never a FIFO or device;
-    raises OSError (ELOOP for a link, ENXIO for anything but a regular file), which the callers
-    report with a hint."""
-    return runfs.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    never through a link (at the file or a folder on the way, ``runfs``), never a FIFO or device,
+    never a file of more than one name; raises OSError (ELOOP for a link, ENXIO for anything but a
+    regular file, EMLINK for a hard link), which the callers report with a hint."""
+    fd = runfs.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    if os.fstat(fd).st_nlink > 1:
+        # written in place, a hard link's bytes are every other name's too: a shared runs folder's
+        # writer could so have a run's log appended to a file of the person's outside the project
+        # (where hard links to others' files are allowed: macOS, fs.protected_hardlinks=0)
+        os.close(fd)
+        raise OSError(
+            errno.EMLINK, "a hard link (another name for the same file), never appended to", str(path)
+        )
+    return fd
 
 
 def read_end(path: Path, max_bytes: int) -> bytes:
