@@ -104,3 +104,26 @@ def test_a_folder_too_deep_to_be_listed_is_refused_not_passed_over(tmp_path: Pat
     with pytest.raises(runfiles.RunFileError, match=r"a folder \d+ levels down that cannot be listed"):
         metrics.read_tensorboard(run)
     assert tb_step.last_step(run, None) is None
+
+
+def test_a_run_folder_of_too_many_entries_is_refused_when_checkpoints_are_looked_for(
+    tmp_path: Path, monkeypatch
+):
+    """A run folder of 300,000 files named `checkpoint-N` (no trainer state in any) was listed and
+    looked into whole: `report` 6 s, and every refresh of `status`'s live table as long. The run's
+    entries are bounded as its event files' walk is: `report` says why, `status` shows no step."""
+    run = tmp_path / "run"
+    run.mkdir()
+    for i in range(30):
+        (run / f"checkpoint-{i}").write_text("")
+    monkeypatch.setattr(tb_files, "MAX_RUN_ENTRIES", 20)
+    with pytest.raises(
+        runfiles.RunFileError, match="more than 20 files and folders .checkpoints are looked for"
+    ):
+        metrics.read_all(run, tensorboard=False)
+    assert metrics.trainer_step(run) is None
+    monkeypatch.setattr(tb_files, "MAX_RUN_ENTRIES", 40)
+    (run / "checkpoint-7").unlink()
+    (run / "checkpoint-7").mkdir()
+    (run / "checkpoint-7" / "trainer_state.json").write_text('{"global_step": 7, "log_history": []}')
+    assert metrics.trainer_step(run) == 7

@@ -317,11 +317,23 @@ def _trainer_state_file(
 
 
 def _checkpoint_states(run_dir: Path) -> Iterator[tuple[int, Path]]:
-    """(N, its trainer_state.json) of every ``checkpoint-N`` folder that has one."""
-    for folder in run_dir.glob("checkpoint-*"):
-        number = _step(folder.name.removeprefix("checkpoint-"))
-        if number is not None and (folder / TRAINER_STATE).exists():
-            yield number, folder / TRAINER_STATE
+    """(N, its trainer_state.json) of every ``checkpoint-N`` folder that has one; the run folder's
+    entries looked at at most ``tb_files.MAX_RUN_ENTRIES`` (a RunFileError past it: 300,000 files
+    named ``checkpoint-N`` held `report` 6 s and each refresh of the live table as long)."""
+    limit = tb_files.MAX_RUN_ENTRIES
+    try:
+        with os.scandir(run_dir) as listing:
+            names = [e.name for e in itertools.islice(listing, limit + 1)]
+    except OSError:
+        return
+    if len(names) > limit:
+        raise runfiles.RunFileError(
+            run_dir, f"holds more than {limit:,} files and folders (checkpoints are looked for)"
+        )
+    for name in names:
+        number = _step(name.removeprefix("checkpoint-")) if name.startswith("checkpoint-") else None
+        if number is not None and (run_dir / name / TRAINER_STATE).exists():
+            yield number, run_dir / name / TRAINER_STATE
 
 
 def _written_since(path: Path, since_ns: int | None) -> bool:
@@ -340,10 +352,10 @@ def trainer_step(
     HF Trainer write it at each save and at the end); None without a readable one, or without one
     this attempt wrote (not in ``before``, the states at its start, else written since ``since_ns``).
     The live table asks twice a second: a state is parsed again only when its size or time changed."""
-    path = _trainer_state_file(run_dir, since_ns, before) if run_dir.is_dir() else None
     try:
+        path = _trainer_state_file(run_dir, since_ns, before) if run_dir.is_dir() else None
         info = os.lstat(path) if path is not None else None
-    except OSError:
+    except (OSError, runfiles.RunFileError):  # a display: `report` says why it cannot read the run
         return None
     return _global_step(str(path), info.st_size, info.st_mtime_ns) if info is not None else None
 
