@@ -223,6 +223,23 @@ def test_a_journal_larger_than_the_sweep_could_write_is_refused_before_it_is_par
         assert "hint: sweepgen writes it atomically, so it was edited: delete it" in out
 
 
+def test_a_first_render_interrupted_leaves_a_journal_the_next_render_takes(
+    proj: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal's size is bounded by the entries the sweep's files take: with no lock yet (the first
+    render was interrupted) the plan's files count, or a large sweep's own journal was refused."""
+    from sweepgen.compile.output import journal
+
+    monkeypatch.setattr(journal, "_SLACK", 0)  # the bound is the entries' alone, as in a large sweep
+    write_spec(proj, 6)
+    with monkeypatch.context() as m:
+        interrupt_after(m, 4, KeyboardInterrupt())
+        assert cli("render", "specs/demo.yaml")[0] == 130
+    assert not (proj / "generated/demo/sweep.lock.json").exists()
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    green(proj, 6)
+
+
 def test_a_render_in_progress_holds_the_folder(proj: Path) -> None:
     write_spec(proj, 2)
     assert cli("render", "specs/demo.yaml")[0] == 0

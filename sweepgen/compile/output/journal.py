@@ -53,7 +53,9 @@ def read_recorded(tree: OutputTree, plan: Plan) -> Recorded:
         sweep, version = previous.sweep, previous.version
         for f in previous.files:
             shas.setdefault(f.path, set()).add(f.sha256)
-    journal = _parse(_journal_data(tree, _cap(shas)), tree.where(JOURNAL_NAME))
+    journal = _parse(
+        _journal_data(tree, _cap({*shas, *(f.path for f in plan.files)})), tree.where(JOURNAL_NAME)
+    )
     for path, hashes in (journal or {}).items():
         shas.setdefault(path, set()).update(hashes)
     return Recorded(lock_bytes, sweep, version, journal, shas)
@@ -69,10 +71,11 @@ _ENTRY = 2 * 67 + 8  # an entry's bytes besides its path: two sha256s quoted, it
 _SLACK = 1 << 20  # any journal this small is parsed: its cost is nothing
 
 
-def _cap(shas: dict[str, set[str]]) -> int:
-    """The bytes a journal of this sweep folder may hold: its plan's files and its lock's (``shas``
-    before the journal is read), each entry as large as sweepgen writes one, ``_MERGED`` times."""
-    return _SLACK + _MERGED * sum(len(path.encode("utf-8", "surrogateescape")) + _ENTRY for path in shas)
+def _cap(paths: set[str]) -> int:
+    """The bytes a journal of this sweep folder may hold: an entry as large as sweepgen writes one
+    for each of ``paths`` (the plan's files and the lock's: a first render interrupted has no lock),
+    ``_MERGED`` times."""
+    return _SLACK + _MERGED * sum(len(path.encode("utf-8", "surrogateescape")) + _ENTRY for path in paths)
 
 
 def _journal_data(tree: OutputTree, cap: int) -> bytes | None:
