@@ -205,3 +205,21 @@ def test_a_committed_module_never_stands_in_for_an_installed_one(installed: Path
         assert "`instpkg` is both a module of this folder (instpkg.py) and an installed one" in result.output
         assert "hint: rename or remove this folder's `instpkg`" in result.output
         assert "Traceback" not in result.output
+
+
+def test_a_module_installed_as_links_to_the_folders_own_is_no_choice(installed: Path, tmp_path_factory):
+    """An editable install of the project itself as a tree of links (setuptools' strict mode) finds
+    the folder's own file on sys.path too: the same code, imported, not refused."""
+    (installed / "mine.py").write_text(
+        "import dataclasses\n\n\n@dataclasses.dataclass\nclass C:\n    x: int = 1\n"
+    )
+    tree = tmp_path_factory.mktemp("editable")
+    (tree / "mine.py").symlink_to(installed / "mine.py")
+    sys.path.insert(0, str(tree))
+    try:
+        result = cli("schema", "--export", "mine:C")
+    finally:
+        sys.path.remove(str(tree))
+        sys.modules.pop("mine", None)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["properties"]["x"]["default"] == 1

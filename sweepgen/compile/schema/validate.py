@@ -326,7 +326,12 @@ def _project_module(top: str, cwd: str, loc: Location) -> bool:
     if own is None or own.origin is None:
         return False
     others = [p for p in sys.path if os.path.abspath(p or os.curdir) != cwd]
-    if top in sys.builtin_module_names or importlib.machinery.PathFinder.find_spec(top, others):
+    installed = (
+        None if top in sys.builtin_module_names else importlib.machinery.PathFinder.find_spec(top, others)
+    )
+    if top in sys.builtin_module_names or (
+        installed is not None and not _same_file(installed.origin, own.origin)
+    ):
         raise SpecError(
             f"`{top}` is both a module of this folder ({os.path.relpath(own.origin, cwd)}) and an "
             "installed one: sweepgen does not guess which to import",
@@ -334,6 +339,15 @@ def _project_module(top: str, cwd: str, loc: Location) -> bool:
             hint=f"rename or remove this folder's `{top}` (run from another folder to use the installed one)",
         )
     return True
+
+
+def _same_file(installed: str | None, own: str) -> bool:
+    """Whether the installed module is the folder's own file (an editable install's tree of links
+    to the project, setuptools' strict mode): the same code, nothing to choose between."""
+    try:
+        return installed is not None and os.path.samefile(installed, own)
+    except OSError:
+        return False
 
 
 def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
