@@ -21,7 +21,6 @@ SUMMARY: Final = "summary.json"  # the done file: written atomically, last, only
 CHECKPOINTS: Final = "checkpoints"  # a folder of resumable checkpoints
 TRAINER_STATE: Final = "trainer_state.json"  # transformers' Trainer state, in a run or checkpoint folder
 ROUTING_META: Final = "routing.json"  # a routed checkpoint's ranks, alphas and mode
-TB_EVENTS_GLOB: Final = "events.out.tfevents.*"  # TensorBoard's event files
 
 # ---- a run folder: what the executors write beside it ---------------------------------------
 LOG: Final = "run.log"  # stdout and stderr, appended per attempt

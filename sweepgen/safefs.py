@@ -22,7 +22,7 @@ import itertools
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Final
 
 from sweepgen.errors import Location, UserError
@@ -195,10 +195,13 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = F
         raise OSError(err.errno, err.strerror, path) from None
 
 
-def walk(top: str) -> Iterator[tuple[str, list[str], list[str]]]:
+def walk(
+    top: str, on_error: Callable[[str, OSError], None] | None = None
+) -> Iterator[tuple[str, list[str], list[str]]]:
     """``os.walk(top)``, top-down, links never entered (a link to a folder is listed among the
-    folders, as ``os.walk`` lists it), a folder that cannot be listed skipped; without recursion, so
-    any depth is walked. The caller may prune the folders list it is handed, as with ``os.walk``.
+    folders, as ``os.walk`` lists it), a folder that cannot be listed skipped (``on_error`` is told
+    first, with the folder, and may raise); without recursion, so any depth is walked. The caller
+    may prune the folders list it is handed, as with ``os.walk``.
     Each folder below ``top`` is listed only if it is still the folder its parent's listing found
     (device and inode): one swapped for a link, or reached through an ancestor swapped for one,
     after it was found is skipped, never listed (a shared runs folder's writer could so have a
@@ -208,7 +211,9 @@ def walk(top: str) -> Iterator[tuple[str, list[str], list[str]]]:
         folder, found = pending.pop()
         try:
             dirs, files, real = _listing(folder, found)
-        except OSError:
+        except OSError as err:
+            if on_error is not None:
+                on_error(folder, err)
             continue
         yield folder, dirs, files
         pending.extend((os.path.join(folder, d), real[d]) for d in reversed(dirs) if d in real)

@@ -14,7 +14,7 @@ from fs_support import chain, remove_chain
 
 from sweepgen import safefs, settings
 from sweepgen.run.core import runfiles
-from sweepgen.run.logs import metrics
+from sweepgen.run.logs import metrics, tb_files
 
 DEEP = 1100  # past the recursion limit (1,000 frames), which os.walk and rglob spend one or more a level
 
@@ -74,7 +74,7 @@ def test_a_run_folder_of_too_many_entries_is_refused_not_walked_for_ever(tmp_pat
     (run / "many").mkdir(parents=True)
     for i in range(30):
         (run / "many" / f"f{i}").write_text("")
-    monkeypatch.setattr(metrics, "MAX_RUN_ENTRIES", 20)
+    monkeypatch.setattr(tb_files, "MAX_RUN_ENTRIES", 20)
     with pytest.raises(runfiles.RunFileError, match="more than 20 files and folders"):
         metrics.read_all(run)
 

@@ -78,6 +78,21 @@ def test_a_link_at_the_file_is_replaced_never_written_through(project: Path) -> 
     assert _outside(project) == {"summary.json": CANARY}
 
 
+def test_a_hard_link_is_never_appended_to(project: Path) -> None:
+    """A run's log is appended in place: a hard link at `run.log` (a shared runs folder's writer
+    made it, where hard links to others' files are allowed) had the log written into the file
+    outside the project it is another name for."""
+    (project / "runs" / "a").mkdir()
+    outside = project.parent / "outside" / "summary.json"
+    before = outside.read_bytes()
+    os.link(outside, project / "runs" / "a" / "run.log")
+    with pytest.raises(OSError) as err:
+        runfiles.open_append(Path("runs/a/run.log"))
+    assert err.value.errno == errno.EMLINK and "a hard link" in str(err.value)
+    assert outside.read_bytes() == before
+    os.close(runfiles.open_append(Path("runs/a/new.log")))  # a file of one name is appended to
+
+
 def test_fifo_is_refused_without_blocking(project: Path) -> None:
     (project / "runs" / "a").mkdir()
     os.mkfifo(project / "runs" / "a" / "run.log")
@@ -176,6 +191,21 @@ def test_the_search_journal_refuses_a_file_swapped_in(project: Path) -> None:
         list(backend.read_logs(0))
     with pytest.raises(Exception, match="replaced by another file"):
         backend.append_logs([{"op_code": 0}])
+
+
+def test_the_search_journal_is_never_a_hard_link_written_through(project: Path) -> None:
+    """`.search/study.journal` is appended in place: a hard link there had the study's operations
+    appended to the file outside the project it is another name for."""
+    from sweepgen.run.search.journal_file import NoFollowJournal
+    from sweepgen.run.search.study import _FlockLock
+
+    (project / "generated" / "demo" / ".search").mkdir(parents=True)
+    path = Path("generated/demo/.search/study.journal")
+    os.link(project.parent / "outside" / "summary.json", path)
+    before = _outside(project)
+    with pytest.raises(Exception, match="study.journal is a hard link"):
+        NoFollowJournal(str(path), lock_obj=_FlockLock(path))
+    assert _outside(project) == before
 
 
 def test_the_search_journal_is_read_bounded(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar, cast
 import click
 
 from sweepgen.errors import Location, UserError
+from sweepgen.run.core.runfiles import HELD_BYTES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -141,6 +142,7 @@ def read_budget_option(what: str) -> Callable[[F], F]:
         show_default=True,
         metavar="SIZE",
         callback=lambda _ctx, _param, value: byte_size(value),
-        help=f"The most the run files read ({what}) may hold together: each file is bounded, but a "
-        "shared runs folder can hold many large ones (K, M, G, T suffixes).",
+        help=f"The most the run files read ({what}) may hold together, with the logged values kept "
+        f"from them at {HELD_BYTES} bytes each: each file is bounded, but a shared runs folder can hold "
+        "many large ones (K, M, G, T suffixes).",
     )

@@ -206,6 +206,40 @@ def test_a_damaged_journal_is_exit_2_with_a_hint(proj: Path, tmp_path: Path) -> 
     assert snapshot(tmp_path) == before
 
 
+def test_a_journal_larger_than_the_sweep_could_write_is_refused_before_it_is_parsed(proj: Path) -> None:
+    """A pull request commits a journal of millions of `"<n>":[]` entries: json.loads built a str, a
+    list and a dict slot for every 8 bytes (200 MiB cost `check` 7.1 GB and 2 minutes). A journal
+    is a path and about 70 bytes an entry for the sweep's files and its lock's: one far larger is
+    refused, unparsed, with the damaged journal's hint."""
+    write_spec(proj, 2)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    entries = ",".join(f'"{n:x}":[]' for n in range(400_000))  # 4 MiB; a 2-file sweep's is < 1 KiB
+    (proj / "generated/demo" / JOURNAL).write_text('{"journal_version": 1, "files": {' + entries + "}}")
+    for command in ("render", "check"):
+        rc, out = cli(command, "specs/demo.yaml")
+        assert rc == 2, out
+        assert f"generated/demo/{JOURNAL}" in out, out
+        assert "journal of an interrupted render is 4,330,130 bytes" in out, out
+        assert "hint: sweepgen writes it atomically, so it was edited: delete it" in out
+
+
+def test_a_first_render_interrupted_leaves_a_journal_the_next_render_takes(
+    proj: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal's size is bounded by the entries the sweep's files take: with no lock yet (the first
+    render was interrupted) the plan's files count, or a large sweep's own journal was refused."""
+    from sweepgen.compile.output import journal
+
+    monkeypatch.setattr(journal, "_SLACK", 0)  # the bound is the entries' alone, as in a large sweep
+    write_spec(proj, 6)
+    with monkeypatch.context() as m:
+        interrupt_after(m, 4, KeyboardInterrupt())
+        assert cli("render", "specs/demo.yaml")[0] == 130
+    assert not (proj / "generated/demo/sweep.lock.json").exists()
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    green(proj, 6)
+
+
 def test_a_render_in_progress_holds_the_folder(proj: Path) -> None:
     write_spec(proj, 2)
     assert cli("render", "specs/demo.yaml")[0] == 0

@@ -168,3 +168,58 @@ def test_no_import_never_changes_the_lock_and_a_mismatch_names_the_module(schema
     changed = cli("check", "--diff", "specs/lr.yaml")
     assert changed.exit_code == 1
     assert "lock file is out of date: schema module mycfg: source sha256" in changed.output
+
+
+@pytest.fixture
+def installed(
+    tmp_path_factory: pytest.TempPathFactory, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """An installed package ``instpkg`` (importing its installed dependency ``instdep``) on sys.path,
+    as a pip install puts it; forgotten by the import system afterwards."""
+    site = tmp_path_factory.mktemp("site")
+    (site / "instpkg").mkdir()
+    (site / "instpkg" / "__init__.py").write_text(
+        "import dataclasses\nimport instdep\n\n\n@dataclasses.dataclass\nclass Cfg:\n    lr: float = 0.1\n"
+    )
+    (site / "instdep.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(site))
+    yield project
+    for name in ("instpkg", "instdep"):
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("committed", ["instdep.py", "instpkg.py"])
+def test_a_committed_module_never_stands_in_for_an_installed_one(installed: Path, committed: str):
+    """`schema --export trl:GRPOConfig` in a pull request's checkout: the working folder was put first
+    on sys.path for the import, so a committed `accelerate.py` (here `instdep.py`, which the installed
+    package imports) or `trl.py` ran instead of the installed module."""
+    canary = installed.parent / f"{installed.name}-ran"
+    (installed / committed).write_text(f"open({str(canary)!r}, 'w').close()\n")
+    result = cli("schema", "--export", "instpkg:Cfg")
+    assert not canary.exists()
+    if committed == "instdep.py":
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["properties"]["lr"]["default"] == 0.1
+    else:
+        assert result.exit_code == 2, result.output
+        assert "`instpkg` is both a module of this folder (instpkg.py) and an installed one" in result.output
+        assert "hint: rename or remove this folder's `instpkg`" in result.output
+        assert "Traceback" not in result.output
+
+
+def test_a_module_installed_as_links_to_the_folders_own_is_no_choice(installed: Path, tmp_path_factory):
+    """An editable install of the project itself as a tree of links (setuptools' strict mode) finds
+    the folder's own file on sys.path too: the same code, imported, not refused."""
+    (installed / "mine.py").write_text(
+        "import dataclasses\n\n\n@dataclasses.dataclass\nclass C:\n    x: int = 1\n"
+    )
+    tree = tmp_path_factory.mktemp("editable")
+    (tree / "mine.py").symlink_to(installed / "mine.py")
+    sys.path.insert(0, str(tree))
+    try:
+        result = cli("schema", "--export", "mine:C")
+    finally:
+        sys.path.remove(str(tree))
+        sys.modules.pop("mine", None)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["properties"]["x"]["default"] == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import tracemalloc
 import zlib
@@ -238,3 +239,27 @@ def test_a_run_whose_metrics_file_is_refused_says_why_not_that_it_has_none(tmp_p
     report = collect(tmp_path / "runs", Objective(metric="acc"))
     notes = {r.name: r.score.missing for r in report.runs}
     assert notes == {"a": "trainer_state.json holds `log_history` twice", "b": None}
+
+
+def test_a_refusal_says_what_it_counted_and_a_raise_that_is_enough(tmp_path):
+    """The budget refused "3,276,800 bytes with 204,800 logged values held, 944,085 read before":
+    the bytes were the values held (none read), and the "before" held this very file. Its hint said
+    four times the budget, whatever was counted: a 5 MB log at 1M said `--max-read-bytes 4M`, which
+    refused it again."""
+    path = tmp_path / "metrics.csv"
+    rows = "".join(f"{step}," + "1," * 49 + "1\n" for step in range(9_000))
+    path.write_text("step," + ",".join(f"m{i}" for i in range(50)) + "\n" + rows)
+    with pytest.raises(runfiles.ReadBudgetError) as caught, runfiles.read_budget(4 << 20):
+        metrics.read_csv(path)
+    said = str(caught.value)
+    assert "reads and the logged values it holds pass its budget of 4,194,304 bytes" in said
+    assert "(204,800 logged values held, 16 bytes each: 3,276,800, after 944,085 counted before)" in said
+    big = tmp_path / "metrics.jsonl"
+    big.write_text('{"step": 1, "acc": 0.5}\n' * 220_000)  # 5.3 MB
+    with pytest.raises(runfiles.ReadBudgetError) as caught, runfiles.read_budget(1 << 20):
+        metrics.read_jsonl(big)
+    assert "(5,280,000 bytes read, after 0 counted before)" in str(caught.value)
+    raised = re.search(r"--max-read-bytes (\d+)M", caught.value.hint or "")
+    assert raised is not None
+    with runfiles.read_budget(int(raised[1]) << 20):
+        assert metrics.read_jsonl(big) == {"acc": ((1, 0.5),)}

@@ -53,10 +53,52 @@ def read_recorded(tree: OutputTree, plan: Plan) -> Recorded:
         sweep, version = previous.sweep, previous.version
         for f in previous.files:
             shas.setdefault(f.path, set()).add(f.sha256)
-    journal = _parse(tree.read_regular(JOURNAL_NAME), tree.where(JOURNAL_NAME))
+    journal = _parse(
+        _journal_data(tree, _cap({*shas, *(f.path for f in plan.files)})), tree.where(JOURNAL_NAME)
+    )
     for path, hashes in (journal or {}).items():
         shas.setdefault(path, set()).update(hashes)
     return Recorded(lock_bytes, sweep, version, journal, shas)
+
+
+# A journal lists each path a render will write with its sha256 (earlier interrupted renders' merged
+# in): about a path and 70 bytes an entry. One far larger than the sweep's own files and its lock's
+# could be written is no journal sweepgen wrote, and is refused before it is parsed: a committed
+# 200 MiB journal of `"<n>":[]` entries cost `check` 7.1 GB and 2 min 16 s (json.loads builds a
+# str, a list and a dict slot for every 8 bytes).
+_MERGED = 4  # interrupted renders of different specs whose paths a journal may hold together
+_ENTRY = 2 * 67 + 8  # an entry's bytes besides its path: two sha256s quoted, its brackets, commas
+_SLACK = 1 << 20  # any journal this small is parsed: its cost is nothing
+
+
+def _cap(paths: set[str]) -> int:
+    """The bytes a journal of this sweep folder may hold: an entry as large as sweepgen writes one
+    for each of ``paths`` (the plan's files and the lock's: a first render interrupted has no lock),
+    ``_MERGED`` times."""
+    return _SLACK + _MERGED * sum(len(path.encode("utf-8", "surrogateescape")) + _ENTRY for path in paths)
+
+
+def _journal_data(tree: OutputTree, cap: int) -> bytes | None:
+    """The journal's bytes, None when there is none; one over ``cap`` is refused before it is read
+    (and after, when it grew in between)."""
+    node = tree.node(JOURNAL_NAME)
+    size = node.size if node.kind == "file" else 0
+    data = tree.read_regular(JOURNAL_NAME) if size <= cap else None
+    size = size if data is None else len(data)
+    if size > cap:
+        raise UserError(
+            f"the journal of an interrupted render is {size:,} bytes, where a journal of this sweep's "
+            f"files and its lock's holds at most {cap:,}",
+            location=Location(tree.where(JOURNAL_NAME)),
+            hint=_DAMAGED_HINT,
+        )
+    return data
+
+
+_DAMAGED_HINT = (
+    "sweepgen writes it atomically, so it was edited: delete it, then `sweepgen check` "
+    "shows which files differ from the lock"
+)
 
 
 def _parse(data: bytes | None, shown: str) -> dict[str, list[str]] | None:
@@ -72,8 +114,7 @@ def _parse(data: bytes | None, shown: str) -> dict[str, list[str]] | None:
         raise UserError(
             "the journal of an interrupted render is damaged",
             location=Location(shown),
-            hint="sweepgen writes it atomically, so it was edited: delete it, then `sweepgen check` "
-            "shows which files differ from the lock",
+            hint=_DAMAGED_HINT,
         )
     result: dict[str, list[str]] = files
     return result

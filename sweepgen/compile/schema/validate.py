@@ -13,6 +13,7 @@ import contextlib
 import contextvars
 import dataclasses
 import importlib
+import importlib.machinery
 import json
 import os
 import sys
@@ -287,9 +288,12 @@ def _choices_of(
 
 
 def import_class(module_name: str, attr: str, loc: Location) -> Any:
-    # The working directory is importable, as with `python -m`, so a project's own config models work.
+    # The working directory is importable, as with `python -m`, so a project's own config models
+    # work; only when the module asked for is the project's own (``_project_module``): with it on
+    # sys.path for an installed one, a committed `accelerate.py` ran when `schema --export
+    # trl:GRPOConfig` imported trl, which imports it.
     cwd = os.getcwd()
-    added = cwd not in sys.path
+    added = _project_module(module_name.partition(".")[0], cwd, loc) and cwd not in sys.path
     if added:
         sys.path.insert(0, cwd)
     try:
@@ -306,6 +310,44 @@ def import_class(module_name: str, attr: str, loc: Location) -> Any:
     if not hasattr(module, attr):
         raise SpecError(f"module {module_name!r} has no {attr!r}", location=loc, hint="check the class name")
     return getattr(module, attr)
+
+
+def _project_module(top: str, cwd: str, loc: Location) -> bool:
+    """Whether the top-level module ``top`` is a module or package of the working folder, found
+    without importing anything (a folder of no ``__init__.py`` is no module: an installed one comes
+    first, as Python decides). One that is installed too is refused: which of them runs is not
+    sweepgen's to guess (Python would take the folder's, whatever the person meant)."""
+    if top in sys.modules:  # imported already: that one is the one imported again, wherever it is
+        return False
+    try:
+        own = importlib.machinery.PathFinder.find_spec(top, [cwd])
+    except (ImportError, ValueError):
+        own = None
+    if own is None or own.origin is None:
+        return False
+    others = [p for p in sys.path if os.path.abspath(p or os.curdir) != cwd]
+    installed = (
+        None if top in sys.builtin_module_names else importlib.machinery.PathFinder.find_spec(top, others)
+    )
+    if top in sys.builtin_module_names or (
+        installed is not None and not _same_file(installed.origin, own.origin)
+    ):
+        raise SpecError(
+            f"`{top}` is both a module of this folder ({os.path.relpath(own.origin, cwd)}) and an "
+            "installed one: sweepgen does not guess which to import",
+            location=loc,
+            hint=f"rename or remove this folder's `{top}` (run from another folder to use the installed one)",
+        )
+    return True
+
+
+def _same_file(installed: str | None, own: str) -> bool:
+    """Whether the installed module is the folder's own file (an editable install's tree of links
+    to the project, setuptools' strict mode): the same code, nothing to choose between."""
+    try:
+        return installed is not None and os.path.samefile(installed, own)
+    except OSError:
+        return False
 
 
 def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:

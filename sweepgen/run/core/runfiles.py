@@ -79,22 +79,36 @@ def charge(path: Path, size: int, held: int = 0) -> None:
     """Count ``size`` bytes of ``path`` against the command's budget, before they are read, and
     ``held`` logged values kept from it (``HELD_BYTES`` each: a CSV of one-digit cells holds eight
     times the bytes it is read from)."""
-    size += held * HELD_BYTES
     if not _budgets:
         return
     budget = _budgets[-1]
-    if budget.error is None and size > budget.left:
+    counted = size + held * HELD_BYTES
+    if budget.error is None and counted > budget.left:
         budget.error = ReadBudgetError(
-            f"the run files this command reads pass its budget of {budget.limit:,} bytes here "
-            f"({size:,} bytes{f' with {held:,} logged values held' if held else ''}, "
-            f"{budget.limit - budget.left:,} read before)",
+            f"the run files this command reads{' and the logged values it holds' if held else ''} "
+            f"pass its budget of {budget.limit:,} bytes here ({_charged(size, held)}, after "
+            f"{budget.limit - budget.left:,} counted before)",
             location=Location(str(path)),
             hint="a shared runs folder can hold files that cost their writer nothing; when you trust "
-            f"who wrote these runs, raise it: `--max-read-bytes {-(-4 * budget.limit >> 20)}M`",
+            f"who wrote these runs, raise it: `--max-read-bytes {_raised(budget, counted)}M`",
         )
     if budget.error is not None:
         raise budget.error
-    budget.left -= size
+    budget.left -= counted
+
+
+def _raised(budget: _Budget, charge: int) -> int:
+    """MiB to suggest: four times the budget, and at least twice what was counted with this charge
+    (four times 1 MiB said to raise it to 4M where one 5 MB file was being read)."""
+    need = budget.limit - budget.left + charge
+    return -(-max(4 * budget.limit, 2 * need) >> 20)
+
+
+def _charged(size: int, held: int) -> str:
+    """What one charge counts, in words: the bytes read and the values held (at what they count)."""
+    read = f"{size:,} bytes read" if size or not held else ""
+    kept = f"{held:,} logged values held, {HELD_BYTES} bytes each: {held * HELD_BYTES:,}" if held else ""
+    return " and ".join(w for w in (read, kept) if w)
 
 
 class RunFileError(ConfigError):
@@ -197,10 +211,19 @@ def _refused(path: Path, err: OSError) -> RunFileError:
 
 def open_append(path: Path) -> int:
     """A file descriptor appending to ``path`` (created when missing, mode 0666 minus the umask),
-    never through a link (at the file or a folder on the way, ``runfs``), never a FIFO or device;
-    raises OSError (ELOOP for a link, ENXIO for anything but a regular file), which the callers
-    report with a hint."""
-    return runfs.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    never through a link (at the file or a folder on the way, ``runfs``), never a FIFO or device,
+    never a file of more than one name; raises OSError (ELOOP for a link, ENXIO for anything but a
+    regular file, EMLINK for a hard link), which the callers report with a hint."""
+    fd = runfs.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    if os.fstat(fd).st_nlink > 1:
+        # written in place, a hard link's bytes are every other name's too: a shared runs folder's
+        # writer could so have a run's log appended to a file of the person's outside the project
+        # (where hard links to others' files are allowed: macOS, fs.protected_hardlinks=0)
+        os.close(fd)
+        raise OSError(
+            errno.EMLINK, "a hard link (another name for the same file), never appended to", str(path)
+        )
+    return fd
 
 
 def read_end(path: Path, max_bytes: int) -> bytes:

@@ -12,16 +12,16 @@ The files are read through ``runfiles``: only regular files, bounded in size (a 
 ``/dev/zero`` or a line nested a million deep is a ``RunFileError`` naming the file and the reason).
 
 TensorBoard event files are read with tensorboard's own ``EventAccumulator`` (never a hand-written
-protobuf parser) from files sweepgen opened itself, each a regular file reached without a link, a
-run's together at most ``runfiles.MAX_EVENTS_BYTES``; tensorboard is an optional extra
-(``sweepgen[track]``) and is imported only when a run has event files. When a metric is in more than
-one source of a run, the first source in ``SOURCES`` order is used and the report names it.
+protobuf parser) from files sweepgen opened itself, each a regular file reached without a link,
+found by tensorboard's own rule in one bounded walk of the run (tb_files.py), a run's together at
+most ``runfiles.MAX_EVENTS_BYTES``; tensorboard is an optional extra (``sweepgen[track]``) and is
+imported only when a run has event files. When a metric is in more than one source of a run, the
+first source in ``SOURCES`` order is used and the report names it.
 """
 
 from __future__ import annotations
 
 import csv
-import fnmatch
 import functools
 import io
 import itertools
@@ -33,18 +33,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames, safefs
+from sweepgen import filenames
 from sweepgen.errors import UserError
 from sweepgen.run.core import runfiles
-from sweepgen.run.logs import state_json, tb_events, trainer_states, wandb_history
+from sweepgen.run.logs import state_json, tb_events, tb_files, trainer_states, wandb_history
 from sweepgen.run.logs.points import Builder
 from sweepgen.run.logs.points import Points as Points  # the type of every series, named here
 
 SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard", "wandb")
 TRACKERS = frozenset({"tensorboard", "wandb"})  # written by a tracker's callback, under its names
 TRAINER_STATE = filenames.TRAINER_STATE
-EVENTS_GLOB = filenames.TB_EVENTS_GLOB
-MAX_RUN_ENTRIES = 200_000  # files and folders of one run walked for event files; a real run holds hundreds
 TRACK_HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install tensorboard`)"
 # metric names of one file: TRL logs about 60; each name held costs hundreds of bytes where the log
 # spends a dozen on it (a 256 MiB log of distinct names would have held gigabytes)
@@ -319,11 +317,23 @@ def _trainer_state_file(
 
 
 def _checkpoint_states(run_dir: Path) -> Iterator[tuple[int, Path]]:
-    """(N, its trainer_state.json) of every ``checkpoint-N`` folder that has one."""
-    for folder in run_dir.glob("checkpoint-*"):
-        number = _step(folder.name.removeprefix("checkpoint-"))
-        if number is not None and (folder / TRAINER_STATE).exists():
-            yield number, folder / TRAINER_STATE
+    """(N, its trainer_state.json) of every ``checkpoint-N`` folder that has one; the run folder's
+    entries looked at at most ``tb_files.MAX_RUN_ENTRIES`` (a RunFileError past it: 300,000 files
+    named ``checkpoint-N`` held `report` 6 s and each refresh of the live table as long)."""
+    limit = tb_files.MAX_RUN_ENTRIES
+    try:
+        with os.scandir(run_dir) as listing:
+            names = [e.name for e in itertools.islice(listing, limit + 1)]
+    except OSError:
+        return
+    if len(names) > limit:
+        raise runfiles.RunFileError(
+            run_dir, f"holds more than {limit:,} files and folders (checkpoints are looked for)"
+        )
+    for name in names:
+        number = _step(name.removeprefix("checkpoint-")) if name.startswith("checkpoint-") else None
+        if number is not None and (run_dir / name / TRAINER_STATE).exists():
+            yield number, run_dir / name / TRAINER_STATE
 
 
 def _written_since(path: Path, since_ns: int | None) -> bool:
@@ -342,10 +352,10 @@ def trainer_step(
     HF Trainer write it at each save and at the end); None without a readable one, or without one
     this attempt wrote (not in ``before``, the states at its start, else written since ``since_ns``).
     The live table asks twice a second: a state is parsed again only when its size or time changed."""
-    path = _trainer_state_file(run_dir, since_ns, before) if run_dir.is_dir() else None
     try:
+        path = _trainer_state_file(run_dir, since_ns, before) if run_dir.is_dir() else None
         info = os.lstat(path) if path is not None else None
-    except OSError:
+    except (OSError, runfiles.RunFileError):  # a display: `report` says why it cannot read the run
         return None
     return _global_step(str(path), info.st_size, info.st_mtime_ns) if info is not None else None
 
@@ -386,39 +396,18 @@ def _read_trainer_state(
 _ROWS_AT_ONCE = 4096
 
 
-def _event_dirs(run_dir: Path) -> list[Path]:
-    """Every folder under the run holding TensorBoard event files (transformers writes them to
-    <output_dir>/runs/<date>_<host>/ by default): the run folder walked at any depth without
-    recursion (a folder 1,500 deep ended a report with exit 70), no link entered, and at most
-    ``MAX_RUN_ENTRIES`` files and folders (a shared runs folder's run of millions would hold the
-    report for as long as it takes to list them)."""
-    found, seen = set(), 0
-    for folder, dirs, files in safefs.walk(str(run_dir)):
-        seen += len(dirs) + len(files)
-        if seen > MAX_RUN_ENTRIES:
-            raise runfiles.RunFileError(
-                run_dir,
-                f"holds more than {MAX_RUN_ENTRIES:,} files and folders (TensorBoard's are looked for)",
-            )
-        if any(
-            fnmatch.fnmatchcase(f, EVENTS_GLOB) and os.path.isfile(os.path.join(folder, f)) for f in files
-        ):
-            found.add(Path(folder))
-    return sorted(found)
-
-
 def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     """Every scalar of the run's event files. A run started again in its folder (`--rerun-failed`,
     a resume) leaves one folder per attempt (transformers names them ``runs/<Mon><DD>_<time>_<host>``,
     which sorts Dec before Nov): a step two attempts logged takes the value written last, by the
     events' own wall time, never by the folders' names."""
-    dirs = _event_dirs(run_dir)
-    if not dirs:
+    found = tb_files.event_files(run_dir)
+    if not found:
         return {}
     # tag -> step -> (wall time, value): a step logged in several folders keeps its latest value
     series: dict[str, dict[int, tuple[float, float]]] = {}
     try:  # the files are opened and checked first: a FIFO or an oversized run is said without tensorboard
-        for tag, events in tb_events.scalars(dirs):
+        for tag, events in tb_events.scalars(found):
             _latest(series.setdefault(tag, {}), events)
     except ImportError:
         raise UserError(

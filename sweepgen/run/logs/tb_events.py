@@ -5,18 +5,17 @@ first (a regular file, reached without a link, within the size limit) and then s
 (to any file of the person running `report`) or a FIFO (a hang) was read in its place. Here each
 file is opened once, by descriptor (``runfs``), checked on that descriptor, and handed to
 tensorboard's loader as ``/dev/fd/N``: the open file itself, never its name again. The order and the
-files are the accumulator's own (every name holding `tfevents` but a ``.profile-empty``, sorted).
+files and their order are the accumulator's own rule, found by tb_files' one walk.
 """
 
 from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweepgen import runfs
 from sweepgen.errors import UserError
 from sweepgen.run.core import runfiles
 
@@ -26,10 +25,12 @@ _CHANGED = "its EventAccumulator reads a folder only by name (no _generator to h
 Files = list[tuple[Path, int]]  # (the file, its descriptor) in tensorboard's order
 
 
-def scalars(dirs: Sequence[Path]) -> Iterator[tuple[str, Sequence[Any]]]:
-    """(tag, its scalar events) of each folder in ``dirs``, tensorboard's EventAccumulator reading
-    the files opened here; a run's files together at most ``runfiles.MAX_EVENTS_BYTES``."""
-    opened = _open_all(dirs)  # before tensorboard is imported: its refusals need none
+def scalars(found: Mapping[Path, Sequence[str]]) -> Iterator[tuple[str, Sequence[Any]]]:
+    """(tag, its scalar events) of each folder of ``found`` (folder -> its event files' names, from
+    ``tb_files.event_files``), tensorboard's EventAccumulator reading the files opened here; a run's
+    files together at most ``runfiles.MAX_EVENTS_BYTES``."""
+    dirs = list(found)
+    opened = _open_all(found)  # before tensorboard is imported: its refusals need none
     try:
         from tensorboard.backend.event_processing import (  # type: ignore[import-untyped]
             event_accumulator,
@@ -55,16 +56,14 @@ def scalars(dirs: Sequence[Path]) -> Iterator[tuple[str, Sequence[Any]]]:
 _PIN = "install a tensorboard release sweepgen was tested with (`pip install 'tensorboard<3'`)"
 
 
-def _open_all(dirs: Sequence[Path]) -> list[Files]:
-    """Per folder, each file tensorboard reads there, opened and checked (kind, size, records)."""
+def _open_all(found: Mapping[Path, Sequence[str]]) -> list[Files]:
+    """Per folder, each of its event files, opened and checked (kind, size, records)."""
     limit, total = runfiles.MAX_EVENTS_BYTES, 0
     opened: list[Files] = []
     try:
-        for folder in dirs:
+        for folder, names in found.items():
             opened.append(files := [])
-            for name in sorted(_listed(folder)):
-                if "tfevents" not in name or name.endswith(".profile-empty"):
-                    continue  # tensorboard's own rule (io_wrapper.IsSummaryEventsFile): never read
+            for name in names:
                 path = folder / name
                 files.append((path, runfiles.open_regular(path)))
                 size = os.fstat(files[-1][1]).st_size
@@ -80,13 +79,6 @@ def _open_all(dirs: Sequence[Path]) -> list[Files]:
             os.close(fd)
         raise
     return opened
-
-
-def _listed(folder: Path) -> list[str]:
-    try:
-        return runfs.listdir(folder)
-    except OSError as err:
-        raise runfiles.RunFileError(folder, f"cannot be listed ({err.strerror})") from None
 
 
 def _check_records(path: Path, fd: int, size: int) -> None:

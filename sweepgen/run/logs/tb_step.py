@@ -12,17 +12,17 @@ without tensorboard. A file is read again only when its size or time changed. Di
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 import struct
 from pathlib import Path
 
-from sweepgen import safefs
 from sweepgen.run.core import runfiles
+from sweepgen.run.logs import tb_files
 
-EVENTS_GLOB = "*tfevents*"
-_MAX_ENTRIES = 10_000  # files and folders looked at in a run folder: a display never lists millions
+# files and folders looked at in a run folder: the live table asks twice a second, and a display
+# never lists millions (past it `status` shows no step; `report` says why it cannot read the run)
+_MAX_ENTRIES = 10_000
 _STEP_FIELD = 2  # Event.step (int64), tensorflow/core/util/event.proto
 
 
@@ -40,16 +40,14 @@ def _newest_events(run_dir: Path, since_ns: int | None) -> tuple[str, int, int] 
 
 
 def _event_files(run_dir: Path) -> list[tuple[str, int, int]]:
-    """(path, size, time) of each regular event file under ``run_dir``; none past _MAX_ENTRIES."""
-    out: list[tuple[str, int, int]] = []
-    seen = 0
-    for folder, dirs, files in safefs.walk(str(run_dir)):
-        seen += len(dirs) + len(files)
-        if seen > _MAX_ENTRIES:
-            return []
-        named = (os.path.join(folder, f) for f in files if fnmatch.fnmatchcase(f, EVENTS_GLOB))
-        out += [r for r in map(_regular, named) if r is not None]
-    return out
+    """(path, size, time) of each regular event file under ``run_dir`` (tb_files' rule and walk);
+    none past _MAX_ENTRIES or in a run that walk refuses."""
+    try:
+        found = tb_files.event_files(run_dir, limit=_MAX_ENTRIES)
+    except runfiles.RunFileError:
+        return []
+    named = (os.path.join(folder, n) for folder, names in found.items() for n in names)
+    return [r for r in map(_regular, named) if r is not None]
 
 
 def _regular(path: str) -> tuple[str, int, int] | None:

@@ -55,9 +55,10 @@ def _refused(path: Path, why: str) -> ConfigError:
 def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
     """A file descriptor for ``path`` (a file in the ``.search`` folder), neither the folder nor the
     file followed through a link; anything but a regular file is refused (ConfigError, exit 2).
-    FileNotFoundError when it is missing and ``flags`` do not create it."""
+    FileNotFoundError when it is missing and ``flags`` do not create it. A file of more than one
+    name is never opened to write (a hard link: the journal appended to another file too)."""
     try:
-        return runfs.open_file(path, flags, mode)
+        fd = runfs.open_file(path, flags, mode)
     except OSError as err:
         if err.errno == errno.ELOOP:
             raise _refused(Path(err.filename or path), "is a symbolic link") from None
@@ -66,6 +67,10 @@ def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
         if err.errno == errno.ENXIO:  # a FIFO, socket or device
             raise _refused(path, f"is {err.strerror}") from None
         raise
+    if flags & (os.O_WRONLY | os.O_RDWR) and os.fstat(fd).st_nlink > 1:
+        os.close(fd)
+        raise _refused(path, "is a hard link (another name for the same file), never written to")
+    return fd
 
 
 def _identity(fd: int) -> tuple[int, int]:
