@@ -8,7 +8,6 @@ would then not be the run the lock and the report describe.
 from __future__ import annotations
 
 import difflib
-import functools
 import hashlib
 import importlib.util
 import json
@@ -30,6 +29,7 @@ from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.core import trl_output_dir
 from sweepgen.run.core.base import SUMMARY_FILE, RunTask
+from sweepgen.run.core.data_digest import data_file_digest
 from sweepgen.run.core.shared_outputs import OutputClaims
 
 # {config_dir} (absolute) and {config_name} (no suffix) are what a Hydra app takes: verl's
@@ -190,7 +190,7 @@ def config_fingerprint(config_path: Path, data: bytes) -> str:
             parsed = yamlio.loads(data.decode("utf-8"), str(config_path)).data
             # The data file a trainer config names is part of what it says: changed data
             # makes a run stale, as a changed config does.
-            digest = _data_file_digest(parsed)
+            digest = data_file_digest(parsed)
             # Without a data file the fingerprint is the config's alone, so such runs never go stale by it.
             content = parsed if digest is None else {"config": parsed, "data_sha256": digest}
             encoded = json.dumps(content, sort_keys=True, default=str).encode()
@@ -198,29 +198,6 @@ def config_fingerprint(config_path: Path, data: bytes) -> str:
         except (UserError, UnicodeDecodeError):
             pass  # run_dir_of reports the broken YAML with its position
     return "bytes:" + hashlib.sha256(data).hexdigest()
-
-
-def _data_file_digest(parsed: Any) -> str | None:
-    """sha256 of the file a config's ``data.source`` names (relative to where runs start), None when it
-    names none (a builtin dataset, another config layout), ``missing`` when the file is not there."""
-    source = parsed.get("data", {}).get("source") if isinstance(parsed, dict) else None
-    if not isinstance(source, str) or source.startswith("builtin:") or not source.endswith(".jsonl"):
-        return None
-    path = Path(source)
-    if not path.is_file():
-        return "missing"
-    stat = path.stat()
-    return _file_digest(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=64)
-def _file_digest(path: str, size: int, mtime_ns: int) -> str:
-    # Keyed by size and mtime too: one sweep's thousands of configs share one data file, hashed once.
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def check_bundled_configs(tasks: Sequence[RunTask]) -> None:
