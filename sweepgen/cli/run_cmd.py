@@ -201,6 +201,7 @@ def run(
     _quick_exit()
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.cli._run_display import RichDisplay, print_decided, print_result, print_search
+    from sweepgen.run.core.boot_clock import process_start_s
     from sweepgen.run.core.sweep_state import RunOptions
     from sweepgen.run.sweep.grid import RunRequest, RunResult
     from sweepgen.run.sweep.start import SearchResult
@@ -218,7 +219,8 @@ def run(
         stop_timeout=stop_timeout,
         time_limit=time_limit,
     )
-    request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
+    # from this process's start, not its imports' end: a `cancel` in between drops what it queues
+    request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait, started_s=process_start_s())
     rule = _rule(until_decided, compare, metric, at, mode, seeds_per_round, max_seeds, spending)
     with _output_guard(dry_run, sweep_dir):
         result = run_any(request, RichDisplay(metric), rule)

@@ -552,6 +552,8 @@ class LocalExecutor(Executor):
             | {"ids": {k: v for k, v in status.ids.items() if k in ("host", "gpu", "launcher", "procs")}},
             "stop_timeout_s": self.stop_timeout,
             "time_limit_s": self.options.time_limit_s,
+            # a `cancel` asked since then is honoured by the supervisor before its trainer starts
+            "started_s": self.options.started_s,
         }
         try:
             with os.fdopen(pipe, "wb") as out:

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import filenames
-from sweepgen.run.core import boot_clock, end_room, stop_request
+from sweepgen.run.core import boot_clock, end_room, queue_cancel, stop_request
 from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
@@ -77,6 +77,10 @@ RUN_DIR = "run_dir"
 # included): the supervisor that started it (mark_of). A supervisor killed with SIGKILL takes only
 # its trainer with it; what the trainer started is found by this mark (liveness.leftovers)
 MARK = "SWEEPGEN_SUPERVISOR"
+# the reason of a run a `sweepgen cancel` dropped while its start was under way: never started
+DROPPED = (
+    "not started: cancelled by `sweepgen cancel` as its start was under way; start it with --rerun-failed"
+)
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
 
@@ -326,6 +330,9 @@ def _supervised(
         asked, _ = _asked(run_dir, 0, stops)
         ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": asked}
         return _record_end(run_dir, ended, spare)
+    if _cancelled_while_starting(run_dir, job.get("started_s")):
+        ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": DROPPED}
+        return _record_end(run_dir, ended, spare)
     try:
         setup = pgroup.in_own_group_dying_with(os.getpid())  # a preexec_fn is safe here: one thread
         env = {**os.environ, MARK: mark_of(status["ids"]) or ""}
@@ -356,6 +363,18 @@ def _supervised(
         # (a link put in the folder's place): this log is in the moved folder, beside that record
         _say(f"sweepgen: the end is recorded in {moved}, where the run's folder was moved while it ran")
     return recorded
+
+
+def _cancelled_while_starting(run_dir: Path, started_s: object) -> bool:
+    """Whether a `sweepgen cancel` asked since its `sweepgen run` started (``started_s``, on the
+    boot clock) to drop this run (queue_cancel.py). Read once `running` is on record: a `cancel`
+    that looked before that, and found the run's start under way, wrote its request first, so it
+    is read here; one that looks after sees the run running and stops it. However long the `run`
+    was held up before handing the run over (SIGSTOP, a loaded machine: `cancel` stops waiting for
+    the start after a while and says the run is dropped), its trainer is never started then."""
+    if isinstance(started_s, bool) or not isinstance(started_s, (int, float)):
+        return False  # a `run` that hears no request (a search's controller)
+    return run_dir.name in queue_cancel.asked_since(run_dir.parent, float(started_s))
 
 
 def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | None) -> str | None:
