@@ -689,6 +689,8 @@ class LocalExecutor(Executor):
         known = _trainer_end(child, own)
         if known is not None:
             return known
+        if is_finished(child.task.run_dir, child.task.done_file):
+            return _proved_finished(child, code)
         stopped = child.task.name in self._stops
         state, reason = run_outcome(
             code,
@@ -852,6 +854,19 @@ def _trainer_end(child: _Child, own: RunStatus | None) -> RunStatus | None:
     if reason == LOST:
         return None
     return replace(child.status, state=state, exit_code=trainer_exit(own), ended=utc_now(), reason=reason)
+
+
+def _proved_finished(child: _Child, code: int) -> RunStatus:
+    """A run whose supervisor died (exit ``code``) without recording its end or its trainer's, and
+    whose done file is there: finished, as every reader takes it over a lost record (base.
+    effective_state). Before, this `run` said "failed" and exited 1 while `status` showed it
+    finished, and `--rerun-failed` then did not run it again."""
+    _, how = run_outcome(code, finished=False, done_file=child.task.done_file)
+    why = (
+        f"its supervisor (pid {child.proc.pid}) ended without recording the run's end ({how}); its "
+        f"{child.task.done_file} proves it finished"
+    )
+    return replace(child.status, state=RunState.FINISHED, exit_code=None, ended=utc_now(), reason=why)
 
 
 def _kill_trainer(child: _Child) -> None:
