@@ -108,3 +108,21 @@ def test_a_cancel_that_stopped_waiting_for_a_start_is_honoured_before_the_traine
     assert status.reason is not None and "not started" in status.reason, status
     assert ex.poll()["r0"].state is RunState.CANCELLED
     assert "r0" in queue_cancel.asked_since(run.parent, options.started_s)
+
+
+def test_a_run_called_in_a_longer_lived_process_is_not_held_by_a_cancel_made_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run` called in a process started for something else (CliRunner here, a notebook): its start
+    is the call's, not the process's, so a `cancel` made before the call does not drop its runs."""
+    from click.testing import CliRunner
+
+    from sweepgen.cli import main
+
+    command = _waiters(tmp_path, ["r0"])
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "fake").mkdir(parents=True)
+    queue_cancel.ask(tmp_path / "runs" / "fake", ["r0"])  # after this process started
+    result = CliRunner().invoke(main, ["run", "generated/fake", "--command", command])
+    assert result.exit_code == 0, result.output
+    assert _starts(tmp_path / "runs" / "fake" / "r0") == 1
