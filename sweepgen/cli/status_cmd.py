@@ -127,7 +127,7 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     for name in outcome.held_starting:
         out.print(
             f"{name}: its start was still under way (the `sweepgen run` starting it is stopped or slow); "
-            "that `run` records it cancelled before its trainer starts",
+            "that `run` drops it before its trainer starts (cancelled, never started)",
             markup=False,
         )
     for name in outcome.held_unheard:

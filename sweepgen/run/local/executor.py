@@ -57,7 +57,13 @@ from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import forked, gpu_share, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
-from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, IN_SPARE, NOT_RECORDED, NOT_STARTED
+from sweepgen.run.local.supervise import (
+    DROPPED_UNSTARTED,
+    FINISHED_NOT_RECORDED,
+    IN_SPARE,
+    NOT_RECORDED,
+    NOT_STARTED,
+)
 from sweepgen.run.logs.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
@@ -646,6 +652,8 @@ class LocalExecutor(Executor):
             status = recorded
             if code == IN_SPARE:  # recorded, but the disk is full: no other run starts on it
                 self._recorded_in_spare(child)
+        elif code == DROPPED_UNSTARTED and not _written_by(recorded, child):
+            status = self._dropped()  # asked by `cancel` as it started: never started, nothing written
         elif code == NOT_STARTED and not _written_by(recorded, child):
             # its supervisor could not record the start, so it started nothing: pending, as on disk
             self.faults.append(

@@ -30,7 +30,7 @@ Exit status: 0 once the end is recorded; 75 when it could not be (the status fil
 written: the `sweepgen run` that started it, if alive, reports the fault), 76 when that end was
 "finished" (its `sweepgen run` shows it finished, not failed), 77 when nothing was started (its
 start could not be recorded), 78 when the end was recorded only in the room kept for it (the disk
-is full).
+is full), 79 when nothing was started or written because a `sweepgen cancel` asked to drop it.
 """
 
 from __future__ import annotations
@@ -77,7 +77,10 @@ RUN_DIR = "run_dir"
 # included): the supervisor that started it (mark_of). A supervisor killed with SIGKILL takes only
 # its trainer with it; what the trainer started is found by this mark (liveness.leftovers)
 MARK = "SWEEPGEN_SUPERVISOR"
-# the reason of a run a `sweepgen cancel` dropped while its start was under way: never started
+# nothing was started and nothing written: a `sweepgen cancel` asked to drop the run while its
+# start was under way (queue_cancel.py); its `sweepgen run` shows it dropped, as a queued one
+DROPPED_UNSTARTED = 79
+# the reason of a run a `sweepgen cancel` dropped once its start was on record: never started
 DROPPED = (
     "not started: cancelled by `sweepgen cancel` as its start was under way; start it with --rerun-failed"
 )
@@ -283,6 +286,9 @@ def supervise(job: dict[str, Any], argv: list[str], lock_fd: int | None = None) 
     # lost or handled by the wrong handler before this point; a pending one is handled now
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     pgroup.become_subreaper()
+    if _cancelled_while_starting(run_dir, job.get("started_s")):  # nothing written: as it was
+        _say(f"sweepgen: {queue_cancel.DROPPED}")
+        return DROPPED_UNSTARTED
     status = _starting(job["status"], stops)
     try:
         spare = end_room.reserve(run_dir)  # no room for the end: the run is not started
@@ -326,13 +332,9 @@ def _supervised(
     # `running` under a dead supervisor (lost, shown failed), never a start without a record
     if _write(run_dir, status) is None:
         return NOT_STARTED
-    if stops.signal is not None:  # stopped before its trainer existed: it is never started
-        asked, _ = _asked(run_dir, 0, stops)
-        ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": asked}
-        return _record_end(run_dir, ended, spare)
-    if _cancelled_while_starting(run_dir, job.get("started_s")):
-        ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": DROPPED}
-        return _record_end(run_dir, ended, spare)
+    before = _ended_before_trainer(job, status, stops, spare)
+    if before is not None:
+        return before
     try:
         setup = pgroup.in_own_group_dying_with(os.getpid())  # a preexec_fn is safe here: one thread
         env = {**os.environ, MARK: mark_of(status["ids"]) or ""}
@@ -363,6 +365,23 @@ def _supervised(
         # (a link put in the folder's place): this log is in the moved folder, beside that record
         _say(f"sweepgen: the end is recorded in {moved}, where the run's folder was moved while it ran")
     return recorded
+
+
+def _ended_before_trainer(
+    job: dict[str, Any], status: dict[str, Any], stops: _Stops, spare: int
+) -> int | None:
+    """A stop signal, or a `cancel`'s request to drop the run (asked in the instant since the look
+    before the start was recorded), that came before the trainer exists: the run is recorded
+    cancelled and never started (this process's exit status); None when neither came."""
+    run_dir = Path(job["run_dir"])
+    if stops.signal is not None:
+        reason, _ = _asked(run_dir, 0, stops)
+    elif _cancelled_while_starting(run_dir, job.get("started_s")):
+        reason = DROPPED
+    else:
+        return None
+    ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": reason}
+    return _record_end(run_dir, ended, spare)
 
 
 def _cancelled_while_starting(run_dir: Path, started_s: object) -> bool:
