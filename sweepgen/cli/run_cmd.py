@@ -218,7 +218,7 @@ def run(
         stop_timeout=stop_timeout,
         time_limit=time_limit,
     )
-    request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
+    request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait, started_s=_started_s())
     rule = _rule(until_decided, compare, metric, at, mode, seeds_per_round, max_seeds, spending)
     with _output_guard(dry_run, sweep_dir):
         result = run_any(request, RichDisplay(metric), rule)
@@ -231,6 +231,19 @@ def run(
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()  # inside the guard: a last buffered line meets the closed pipe here
     return result.code
+
+
+def _started_s() -> float | None:
+    """When this `run` started, on the boot clock: the process's start where the process is the
+    `sweepgen` program (its imports are part of its start: a `cancel` meanwhile drops what it
+    queues), else now (called in a process that was started for something else, e.g. a test's
+    CliRunner: a `cancel` made earlier in it must not hold this `run`)."""
+    from sweepgen.run.core import boot_clock
+
+    program = Path(sys.argv[0] if sys.argv else "")
+    if program.name == "sweepgen" or program.parts[-2:] == ("sweepgen", "__main__.py"):
+        return boot_clock.process_start_s()
+    return boot_clock.now_s()
 
 
 _exit_registered: list[bool] = []  # registered once per process (CliRunner tests run many)

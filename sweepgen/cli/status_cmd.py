@@ -124,6 +124,18 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
             f"whose runs are cancelled open; `{outcome.resume}` resumes it",
             markup=False,
         )
+    for name in outcome.held_starting:
+        out.print(
+            f"{name}: its start was still under way (the `sweepgen run` starting it is stopped or slow); "
+            "that `run` drops it before its trainer starts (cancelled, never started)",
+            markup=False,
+        )
+    for name in outcome.held_unheard:
+        err.print(
+            f"{name}: not cancelled: its start was still under way (the search's `sweepgen run` "
+            "starting it is stopped or slow); run `sweepgen cancel` again once it runs",
+            markup=False,
+        )
     if outcome.nothing_live:
         if outcome.queued_unasked:  # said above: a live `run` may start runs of it it has queued
             return outcome.exit_code
@@ -135,7 +147,7 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
             )
         else:
             out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
-        return 0
+        return outcome.exit_code
     if outcome.cancelled:
         out.print(f"cancelled {outcome.cancelled} run(s); resume them with `{outcome.resume}`", markup=False)
     out.print(_table(outcome.views, title=str(sweep_dir)))

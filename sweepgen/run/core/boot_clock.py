@@ -10,6 +10,7 @@ the end, how long it ran (``ids.elapsed_s``). Standard library only: the supervi
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -28,6 +29,21 @@ def now_s() -> float | None:
             except OSError:
                 continue
     return None
+
+
+def process_start_s() -> float | None:
+    """When this process started, on the boot clock (``/proc/self/stat``'s start time, counted from
+    the boot in clock ticks, rounded down), never later than now; now where that cannot be read.
+    A `sweepgen run` is started from this moment, not from when its imports were done: a `cancel`
+    asked in between (its runs folder read before the `run` read its clock) is one it must hear."""
+    now = now_s()
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            ticks = int(fh.read(4096).rsplit(")", 1)[1].split()[19])
+        start = ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return now
+    return start if now is None else min(start, now)
 
 
 def boot_id() -> str | None:

@@ -57,7 +57,13 @@ from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import forked, gpu_share, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
-from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, IN_SPARE, NOT_RECORDED, NOT_STARTED
+from sweepgen.run.local.supervise import (
+    DROPPED_UNSTARTED,
+    FINISHED_NOT_RECORDED,
+    IN_SPARE,
+    NOT_RECORDED,
+    NOT_STARTED,
+)
 from sweepgen.run.logs.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
@@ -552,6 +558,8 @@ class LocalExecutor(Executor):
             | {"ids": {k: v for k, v in status.ids.items() if k in ("host", "gpu", "launcher", "procs")}},
             "stop_timeout_s": self.stop_timeout,
             "time_limit_s": self.options.time_limit_s,
+            # a `cancel` asked since then is honoured by the supervisor before its trainer starts
+            "started_s": self.options.started_s,
         }
         try:
             with os.fdopen(pipe, "wb") as out:
@@ -644,6 +652,8 @@ class LocalExecutor(Executor):
             status = recorded
             if code == IN_SPARE:  # recorded, but the disk is full: no other run starts on it
                 self._recorded_in_spare(child)
+        elif code == DROPPED_UNSTARTED and not _written_by(recorded, child):
+            status = self._dropped()  # asked by `cancel` as it started: never started, nothing written
         elif code == NOT_STARTED and not _written_by(recorded, child):
             # its supervisor could not record the start, so it started nothing: pending, as on disk
             self.faults.append(
@@ -687,6 +697,8 @@ class LocalExecutor(Executor):
         known = _trainer_end(child, own)
         if known is not None:
             return known
+        if is_finished(child.task.run_dir, child.task.done_file):
+            return _proved_finished(child, code)
         stopped = child.task.name in self._stops
         state, reason = run_outcome(
             code,
@@ -850,6 +862,19 @@ def _trainer_end(child: _Child, own: RunStatus | None) -> RunStatus | None:
     if reason == LOST:
         return None
     return replace(child.status, state=state, exit_code=trainer_exit(own), ended=utc_now(), reason=reason)
+
+
+def _proved_finished(child: _Child, code: int) -> RunStatus:
+    """A run whose supervisor died (exit ``code``) without recording its end or its trainer's, and
+    whose done file is there: finished, as every reader takes it over a lost record (base.
+    effective_state). Before, this `run` said "failed" and exited 1 while `status` showed it
+    finished, and `--rerun-failed` then did not run it again."""
+    _, how = run_outcome(code, finished=False, done_file=child.task.done_file)
+    why = (
+        f"its supervisor (pid {child.proc.pid}) ended without recording the run's end ({how}); its "
+        f"{child.task.done_file} proves it finished"
+    )
+    return replace(child.status, state=RunState.FINISHED, exit_code=None, ended=utc_now(), reason=why)
 
 
 def _kill_trainer(child: _Child) -> None:

@@ -30,7 +30,7 @@ Exit status: 0 once the end is recorded; 75 when it could not be (the status fil
 written: the `sweepgen run` that started it, if alive, reports the fault), 76 when that end was
 "finished" (its `sweepgen run` shows it finished, not failed), 77 when nothing was started (its
 start could not be recorded), 78 when the end was recorded only in the room kept for it (the disk
-is full).
+is full), 79 when nothing was started or written because a `sweepgen cancel` asked to drop it.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import filenames
-from sweepgen.run.core import boot_clock, end_room, stop_request
+from sweepgen.run.core import boot_clock, end_room, queue_cancel, stop_request
 from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
@@ -77,6 +77,13 @@ RUN_DIR = "run_dir"
 # included): the supervisor that started it (mark_of). A supervisor killed with SIGKILL takes only
 # its trainer with it; what the trainer started is found by this mark (liveness.leftovers)
 MARK = "SWEEPGEN_SUPERVISOR"
+# nothing was started and nothing written: a `sweepgen cancel` asked to drop the run while its
+# start was under way (queue_cancel.py); its `sweepgen run` shows it dropped, as a queued one
+DROPPED_UNSTARTED = 79
+# the reason of a run a `sweepgen cancel` dropped once its start was on record: never started
+DROPPED = (
+    "not started: cancelled by `sweepgen cancel` as its start was under way; start it with --rerun-failed"
+)
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
 
@@ -279,6 +286,9 @@ def supervise(job: dict[str, Any], argv: list[str], lock_fd: int | None = None) 
     # lost or handled by the wrong handler before this point; a pending one is handled now
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     pgroup.become_subreaper()
+    if _cancelled_while_starting(run_dir, job.get("started_s")):  # nothing written: as it was
+        _say(f"sweepgen: {queue_cancel.DROPPED}")
+        return DROPPED_UNSTARTED
     status = _starting(job["status"], stops)
     try:
         spare = end_room.reserve(run_dir)  # no room for the end: the run is not started
@@ -322,10 +332,9 @@ def _supervised(
     # `running` under a dead supervisor (lost, shown failed), never a start without a record
     if _write(run_dir, status) is None:
         return NOT_STARTED
-    if stops.signal is not None:  # stopped before its trainer existed: it is never started
-        asked, _ = _asked(run_dir, 0, stops)
-        ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": asked}
-        return _record_end(run_dir, ended, spare)
+    before = _ended_before_trainer(job, status, stops, spare)
+    if before is not None:
+        return before
     try:
         setup = pgroup.in_own_group_dying_with(os.getpid())  # a preexec_fn is safe here: one thread
         env = {**os.environ, MARK: mark_of(status["ids"]) or ""}
@@ -356,6 +365,35 @@ def _supervised(
         # (a link put in the folder's place): this log is in the moved folder, beside that record
         _say(f"sweepgen: the end is recorded in {moved}, where the run's folder was moved while it ran")
     return recorded
+
+
+def _ended_before_trainer(
+    job: dict[str, Any], status: dict[str, Any], stops: _Stops, spare: int
+) -> int | None:
+    """A stop signal, or a `cancel`'s request to drop the run (asked in the instant since the look
+    before the start was recorded), that came before the trainer exists: the run is recorded
+    cancelled and never started (this process's exit status); None when neither came."""
+    run_dir = Path(job["run_dir"])
+    if stops.signal is not None:
+        reason, _ = _asked(run_dir, 0, stops)
+    elif _cancelled_while_starting(run_dir, job.get("started_s")):
+        reason = DROPPED
+    else:
+        return None
+    ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": reason}
+    return _record_end(run_dir, ended, spare)
+
+
+def _cancelled_while_starting(run_dir: Path, started_s: object) -> bool:
+    """Whether a `sweepgen cancel` asked since its `sweepgen run` started (``started_s``, on the
+    boot clock) to drop this run (queue_cancel.py). Read once `running` is on record: a `cancel`
+    that looked before that, and found the run's start under way, wrote its request first, so it
+    is read here; one that looks after sees the run running and stops it. However long the `run`
+    was held up before handing the run over (SIGSTOP, a loaded machine: `cancel` stops waiting for
+    the start after a while and says the run is dropped), its trainer is never started then."""
+    if isinstance(started_s, bool) or not isinstance(started_s, (int, float)):
+        return False  # a `run` that hears no request (a search's controller)
+    return run_dir.name in queue_cancel.asked_since(run_dir.parent, float(started_s))
 
 
 def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | None) -> str | None:

@@ -6,13 +6,14 @@ or every live run was cancelled (`cancel`); 1 otherwise.
 
 from __future__ import annotations
 
+import os
 import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sweepgen import filenames, runfs
+from sweepgen import confine, filenames, runfs
 from sweepgen.errors import SweepgenError, UserError
 from sweepgen.run.core import queue_cancel, registry, runlock, sweep_state
 from sweepgen.run.core.base import RunState, RunStatus, RunTask, read_status
@@ -68,6 +69,12 @@ class CancelOutcome:
     # ... or could not be asked (its request could not be written): such runs, if a live `run` has
     # them queued, still start; not cancelled, as a run on another machine is not (exit 1)
     queued_unasked: bool = False
+    # runs whose start was still under way when `cancel` stopped waiting for it (a `run` stopped or
+    # slow between taking a run's lock and its supervisor recording it): a grid's `run` drops them
+    # before their trainer starts ...
+    held_starting: list[str] = field(default_factory=list)
+    # ... a search's controller hears no such request: not cancelled (exit 1)
+    held_unheard: list[str] = field(default_factory=list)
 
     @property
     def nothing_live(self) -> bool:
@@ -75,7 +82,7 @@ class CancelOutcome:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.elsewhere or self.queued_unasked else 0
+        return 1 if self.elsewhere or self.queued_unasked or self.held_unheard else 0
 
 
 def locate(sweep_dir: Path, only: Sequence[str]) -> Located:
@@ -171,7 +178,9 @@ def cancel(
     stopped = _stop_search(search, only)
     # before the look: a start after it finds the request
     queued, unasked = _drop_queued(located.tasks, say)
-    views = _after_starts(located.tasks, collect(located.tasks), say)
+    views, held = _after_starts(located.tasks, collect(located.tasks), say)
+    # a grid's `run` drops them before their trainer starts; a search's controller hears no drop
+    dropped, unheard = ([], held) if search else (held, [])
     by_executor = _live_by_executor(views)
     unreachable: set[str] = set()
     reason = CANCELLED_ALONE if only else CANCELLED_BY_COMMAND
@@ -182,7 +191,16 @@ def cancel(
         resume = None if search is None else sweep_state.recorded_line(sweep_dir)
         searched = stopped is not None
         return CancelOutcome(
-            views, located.under, 0, resume, [], searched, queued_asked=queued, queued_unasked=unasked
+            views,
+            located.under,
+            0,
+            resume,
+            [],
+            searched,
+            queued_asked=queued,
+            queued_unasked=unasked,
+            held_starting=dropped,
+            held_unheard=unheard,
         )
     views = collect(located.tasks)
     asked = {task.name for runs in by_executor.values() for task, _ in runs}
@@ -199,6 +217,8 @@ def cancel(
         ended,
         queued_asked=queued,
         queued_unasked=unasked,
+        held_starting=dropped,
+        held_unheard=unheard,
     )
 
 
@@ -213,12 +233,12 @@ def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) ->
             by_folder.setdefault(task.run_dir.parent, []).append(task.run_dir.name)
     for folder, names in by_folder.items():
         try:
-            if not stat.S_ISDIR(runfs.lstat(folder).st_mode):
+            if not _request_folder(folder):
                 continue  # a link is not followed; nothing else holds queued runs
             queue_cancel.ask(folder, names)
             asked = True
         except (FileNotFoundError, NotADirectoryError):
-            continue  # no `run` has made it: none has runs queued there
+            continue  # not made, and not ours to make: no `run` from here has runs queued there
         except OSError as err:
             unasked = True
             if say is not None:
@@ -227,6 +247,21 @@ def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) ->
                     "a live `sweepgen run` still starts the runs it has queued there (stop it with Ctrl-C)"
                 )
     return asked, unasked
+
+
+def _request_folder(folder: Path) -> bool:
+    """Whether ``folder`` (a runs folder) is one to leave a request in: a folder, not a link. One
+    not made yet is made where it lies inside this directory, as a `sweepgen run` from here makes
+    it: a `run` just started, still loading when this `cancel` came, has not made it yet, and
+    makes and fills its queue from it next (before, such a `run` heard nothing and started every
+    run this `cancel` had said nothing about). FileNotFoundError where it is not made."""
+    try:
+        return stat.S_ISDIR(runfs.lstat(folder).st_mode)
+    except FileNotFoundError:
+        if confine.resolve_inside(os.getcwd(), os.path.relpath(folder)) is None:
+            raise
+    runfs.makedirs(folder)  # never through a link (ELOOP), as `run` makes it
+    return True
 
 
 def _finished_on_file(task: RunTask) -> bool:
@@ -259,18 +294,23 @@ def _ended_by_itself(view: RunView, unreached: bool) -> bool:
 
 def _after_starts(
     tasks: Sequence[RunTask], views: list[RunView], say: Callable[[str], None] | None
-) -> list[RunView]:
+) -> tuple[list[RunView], list[str]]:
     """``views``, collected again once each run whose start is under way (a live process holds its
     lock, its status does not say it runs yet: a `sweepgen run` between taking the lock and its
-    supervisor recording `running`) is recorded started or let go, for at most STARTING_WAIT_S.
-    Without this wait such a run would be left out of the cancel and run to its end."""
+    supervisor recording `running`) is recorded started or let go, for at most STARTING_WAIT_S;
+    and the runs still starting then. Without this wait such a run would be left out of the cancel
+    and run to its end. Each is asked to be dropped first, now that its starter is known to have
+    started before this request (queue_cancel.py): a `run` held up past the wait (SIGSTOP) records
+    it cancelled before its trainer starts (supervise.py), so saying so is true."""
     starting = [v.task for v in views if _starting(v)]
     if not starting:
-        return views
+        return views, []
+    _drop_queued(starting, say)
     if say is not None:
         say(f"waiting for the start of {', '.join(t.name for t in starting)} to be recorded, to cancel it")
     _wait_started(starting)
-    return collect(tasks)
+    views = collect(tasks)
+    return views, [v.task.name for v in views if _starting(v)]
 
 
 def _wait_started(starting: Sequence[RunTask]) -> None:
