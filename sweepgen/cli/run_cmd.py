@@ -74,8 +74,9 @@ if TYPE_CHECKING:
     "--done-file",
     default=None,
     metavar="PATH",
-    help="With --command: a finished run must also leave this file in its run directory "
-    "(e.g. metrics.csv); exit 0 without it is a failure.",
+    help="With --command: a run is finished when it leaves this file in its run directory "
+    "(e.g. metrics.csv), whatever its exit (a non-zero one after it is said); exit 0 without it "
+    "is a failure.",
 )
 @click.option(
     "--metric",
@@ -185,8 +186,9 @@ def run(
 
     \b
     When is a run finished?
-      bundled trainer (no --command): it exited 0 and wrote summary.json;
-      any other trainer (--command): it exited 0, and left --done-file if one is given.
+      bundled trainer (no --command): it wrote summary.json (last, atomically);
+      any other trainer (--command): it left --done-file if one is given, else it exited 0.
+    A done file is the proof: a non-zero exit after it (a failed teardown) is said in the reason.
     A run stopped by Ctrl-C, `sweepgen cancel` or Slurm is cancelled even if it exits 0, unless
     it left its done file.
 

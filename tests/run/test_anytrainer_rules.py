@@ -33,9 +33,22 @@ def test_succeeded(tmp_path):
         (None, 0, True, False, RunState.FAILED, "timed out (Slurm time limit; raise resources.time)"),
         ("model.bin", 0, False, False, RunState.FAILED, "exited 0 but wrote no model.bin"),
         (None, 2, False, False, RunState.FAILED, "exit code 2"),
+        # the done file is the proof whatever the exit (a failed teardown after it), and said
+        ("model.bin", 1, False, False, RunState.FINISHED, "exit code 1 after it left its model.bin"),
+        (
+            "model.bin",
+            -15,
+            False,
+            True,
+            RunState.FINISHED,
+            "killed by SIGTERM (stopped by someone, or by the system shutting down?) after it left its "
+            "model.bin",
+        ),
     ],
 )
 def test_node_outcome(tmp_path, done_file, code, timed_out, cancelled, state, reason):
+    if state is RunState.FINISHED and done_file:
+        (tmp_path / done_file).write_text("")
     finished = succeeded(code, tmp_path, done_file, stopped=timed_out or cancelled)
     got = outcome(code, finished=finished, timed_out=timed_out, cancelled=cancelled, done_file=done_file)
     assert got == (state, reason)

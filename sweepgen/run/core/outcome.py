@@ -70,11 +70,13 @@ def is_finished(run_dir: Path, done_file: str | None = SUMMARY_FILE) -> bool:
 
 
 def succeeded(code: int | None, run_dir: Path, done_file: str | None, *, stopped: bool = False) -> bool:
-    """Whether a run that just ended finished: exit 0 and its done file. Without a done file a run
-    that sweepgen or Slurm stopped proves nothing by exiting 0 (a trainer may exit 0 on SIGTERM)."""
+    """Whether a run that just ended finished: its done file, whatever its exit (the file is the one
+    proof every reader of a run takes, base.effective_state; a trainer may fail in its teardown after
+    writing it last). Without a done file, exit 0, and a run that sweepgen or Slurm stopped proves
+    nothing by exiting 0 (a trainer may exit 0 on SIGTERM)."""
     if done_file is None:
         return code == 0 and not stopped
-    return code == 0 and is_finished(run_dir, done_file)
+    return is_finished(run_dir, done_file)
 
 
 def _no_proof_reason(done_file: str | None) -> str:
@@ -92,12 +94,13 @@ def run_outcome(
     timeout_reason: str = TIMEOUT_REASON,
 ) -> tuple[str, str | None]:
     """How a run ended, as (state word, reason), from its exit code and what happened to it.
-    ``finished`` is ``succeeded(...)``: exit 0 and the run's done file (summary.json for the bundled
-    trainer; exit 0 alone for a foreign trainer held to no done file), the proof of success even if
-    a late signal arrived after it was written; exit 0 without it is a failure, never a quiet
-    success. The state words are base.RunState's values."""
-    if code == 0 and finished:
-        return "finished", None
+    ``finished`` is ``succeeded(...)``: the run's done file (summary.json for the bundled trainer;
+    exit 0 alone for a foreign trainer held to no done file), the proof of success even if a late
+    signal or a failed teardown came after it was written (said in the reason); exit 0 without it
+    is a failure, never a quiet success. The state words are base.RunState's values."""
+    if finished:
+        # a done file with a failed exit: finished, as every reader of the run takes it, and said
+        return "finished", None if code == 0 else f"{exit_words(code)} after it left its {done_file}"
     if timed_out:
         return "failed", timeout_reason
     if cancelled:
