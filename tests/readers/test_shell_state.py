@@ -239,6 +239,15 @@ PAIRS = [
     ('N=A\nexport "$N=1"\npython t.py\n', 'N=B\nexport "$N=1"\npython t.py\n'),
     ('Y=1\nexport "$(echo Y)=2"\npython t.py $Y\n', "Y=1\npython t.py $Y\n"),
     ('declare -a "A=(1 2)"\npython t.py "${A[@]}"\n', "A='(1 2)'\npython t.py \"${A[@]}\"\n"),
+    # a declaration without a value leaves the variable unset, never the empty word `X=` binds:
+    # `${X-d}`, `${#X[@]}` and an export tell the two apart
+    ("readonly X\npython t.py ${X-d}\n", "readonly X=\npython t.py ${X-d}\n"),
+    ("declare X\npython t.py ${X-d}\n", "python t.py\n"),
+    ("typeset X\npython t.py ${#X[@]}\n", "typeset X=\npython t.py ${#X[@]}\n"),
+    ("readonly X\nexport X\npython t.py\n", "readonly X=\nexport X\npython t.py\n"),
+    ("f() { local X; python t.py ${X-d}; }\nf\n", "f() { local X=; python t.py ${X-d}; }\nf\n"),
+    ("f() { local X; export X; python t.py; }\nf\n", "f() { local X=; export X; python t.py; }\nf\n"),
+    ("f() { declare X; python t.py ${#X[@]}; }\nf\n", "f() { declare X=; python t.py ${#X[@]}; }\nf\n"),
 ]
 
 

@@ -471,8 +471,9 @@ class Reader(Walk):
             if child.type == "variable_assignment":
                 self.assign(child, when, export=export)
             elif child.type == "variable_name" and local:
-                # bash's `local X` is a new, empty X: the value it shadows is not seen in the body
-                self.bind(self.text(child), [] if array else "", True, when, self.line(child))
+                # bash's `local X` is a new X, unset until assigned (`${X-d}` is d, `${#X[@]}` 0),
+                # never the empty word `local X=` binds: the value it shadows is not seen in the body
+                self.bind(self.text(child), [] if array else None, True, when, self.line(child))
             elif child.type == "variable_name":
                 self.declare(self.text(child), export, array, when, self.line(child))
 
@@ -505,13 +506,14 @@ class Reader(Walk):
         ]
 
     def declare(self, name: str, export: bool, array: bool, when: list[str], line: int) -> None:
-        """``export NAME`` marks it exported; ``declare [-a] NAME`` binds it empty (an empty array
-        with -a/-A) unless the script already assigned it."""
+        """``export NAME`` marks it exported; ``declare -a/-A NAME`` binds an empty array unless the
+        script already assigned it. ``declare NAME`` and ``readonly NAME`` bind nothing: NAME is
+        still the environment's (unset where it holds none, never the empty word ``NAME=``)."""
         if export and name not in self.exported:  # an export of an exported one changes nothing
             self.exported.add(name)
             self.note_late(name)
-        elif not export and name not in self.assignments:
-            self.bind(name, [] if array else "", True, when, line)
+        elif not export and array and name not in self.assignments:
+            self.bind(name, [], True, when, line)
 
     def opaque_declaration(self, node: Any, when: list[str], letters: set[str]) -> None:
         """``declare -i/-l/-u/-n`` change what is bound (arithmetic, case, a name reference) and an
