@@ -248,6 +248,13 @@ PAIRS = [
     ("f() { local X; python t.py ${X-d}; }\nf\n", "f() { local X=; python t.py ${X-d}; }\nf\n"),
     ("f() { local X; export X; python t.py; }\nf\n", "f() { local X=; export X; python t.py; }\nf\n"),
     ("f() { declare X; python t.py ${#X[@]}; }\nf\n", "f() { declare X=; python t.py ${#X[@]}; }\nf\n"),
+    # a command's `X=v` words are made left to right: `Y=$X` reads the X just before it
+    ("X=1\nX=2 Y=$X python t.py\npython u.py $X\n", "X=1\nX=2 Y=1 python t.py\npython u.py $X\n"),
+    (
+        "f() { python t.py $Y; }\nX=1\nX=2 Y=$X f\npython u.py $X\n",
+        "f() { python t.py $Y; }\nX=1\nX=2 Y=1 f\npython u.py $X\n",
+    ),
+    ("X=0\nX=1 Y=${X}0\npython t.py $Y $X\n", "X=0\nX=1 Y=00\npython t.py $Y $X\n"),
 ]
 
 

@@ -296,7 +296,10 @@ class Reader(Walk):
             if child.type == "variable_assignment":
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
-                fields = self.expand(value, assignment=True) if value is not None else []
+                # bash expands each `X=v` before a command after the ones left of it are made, so
+                # `X=2 Y=$X cmd` gives cmd Y=2 (the command's own words still read the old X)
+                with self.bound_while(prefix):
+                    fields = self.expand(value, assignment=True) if value is not None else []
                 key = self.text(name) if name else "?"
                 given = self.value(
                     Field(" ".join(f.text for f in fields), all(f.known for f in fields), self.line(child))
