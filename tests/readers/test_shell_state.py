@@ -255,6 +255,9 @@ PAIRS = [
         "f() { python t.py $Y; }\nX=1\nX=2 Y=1 f\npython u.py $X\n",
     ),
     ("X=0\nX=1 Y=${X}0\npython t.py $Y $X\n", "X=0\nX=1 Y=00\npython t.py $Y $X\n"),
+    # a here-document whose delimiter is quoted anywhere (`E\OF`, `E"O"F`) is not expanded
+    ("X=1\nread -r -d '' V <<E\\OF\n$X\nEOF\npython t.py \"$V\"\n", "X=1\npython t.py 1\n"),
+    ("X=1\nread -r -d '' V <<E'OF'\n$X\nEOF\npython t.py \"$V\"\n", "X=1\npython t.py 1\n"),
 ]
 
 
@@ -574,3 +577,11 @@ def test_what_an_expansion_reads_where_it_runs_is_compared(one, two, tmp_path):
     assert _changes(one, two)
     # the same statements on the same lines, after a blank line became a comment: still equal
     assert _changes(one, one.replace("\n\n", "\n# note\n")) == []
+
+
+@pytest.mark.parametrize("delimiter", ["E\\OF", "\\EOF", "'EOF'", "E\\O\\F"])
+def test_a_config_written_by_a_here_document_with_a_quoted_delimiter_is_as_written(delimiter):
+    # bash expands no `$X` in the body where any part of the delimiter is quoted (the grammar
+    # cannot read `E"O"F` or `E'OF'` at all: such a statement is compared as its text)
+    script = f"X=1\ncat > c.yaml <<{delimiter}\nlr: $X\nEOF\npython t.py c.yaml\n"
+    assert read_shell(script).data["commands"]["cat"]["@stdin"] == "lr: $X\n"

@@ -588,7 +588,8 @@ class Walk:
             raw = self.body_text(body, start) if body is not None else ""
             if strip_tabs:
                 raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
-            quoted = start is not None and self.text(start)[:1] in ("'", '"', "\\")
+            # any quoting in the delimiter (`'EOF'`, `E\OF`, `E"O"F`) leaves the body as written
+            quoted = start is not None and any(mark in self.text(start) for mark in "'\"\\")
             text, known = (raw, True) if quoted else self.heredoc_text(raw)
             if not known:
                 self.opaque = True
