@@ -257,6 +257,10 @@ PAIRS = [
     ("X=0\nX=1 Y=${X}0\npython t.py $Y $X\n", "X=0\nX=1 Y=00\npython t.py $Y $X\n"),
     # a here-document whose delimiter is quoted anywhere (`E\OF`, `E"O"F`) is not expanded
     ("X=1\nread -r -d '' V <<E\\OF\n$X\nEOF\npython t.py \"$V\"\n", "X=1\npython t.py 1\n"),
+    # under nullglob (failglob) a bracket matching no file is no word (an error): a Hydra list
+    # written unquoted is not the quoted one
+    ("shopt -s nullglob\npython t.py a=[x,y]\n", "shopt -s nullglob\npython t.py 'a=[x,y]'\n"),
+    ("shopt -s failglob\npython t.py l=['a','b']\n", "shopt -s failglob\npython t.py \"l=['a','b']\"\n"),
     ("X=1\nread -r -d '' V <<E'OF'\n$X\nEOF\npython t.py \"$V\"\n", "X=1\npython t.py 1\n"),
 ]
 

@@ -636,9 +636,10 @@ class Reader(Walk):
     def shopt(self, words: list[Field], when: list[str]) -> None:
         """``shopt -s lastpipe`` (``-u`` undoes it): where the words are not known, or it runs under a
         condition that leaves the setting open, lastpipe may be on or off."""
-        touched, setting = _lastpipe_after([w.text if w.known else None for w in words[1:]], self.lastpipe)
-        if touched:
-            self.lastpipe = setting if not conditional(when) or setting == self.lastpipe else None
+        rest = [w.text if w.known else None for w in words[1:]]
+        self.lastpipe = _shopt_now(rest, "lastpipe", self.lastpipe, conditional(when))
+        for name, now in self.nomatch.items():
+            self.nomatch[name] = _shopt_now(rest, name, now, conditional(when))
 
     def set_allexport(self, words: list[Field], when: list[str]) -> None:
         """``set -a`` / ``set -o allexport`` (``+a`` undoes it): every variable assigned from here on
@@ -846,7 +847,7 @@ class Reader(Walk):
         kind = node.type
         if kind in ("word", "number"):
             raw = self.text(node)
-            if kind == "word" and (_tilde(node, raw, assignment) or (not assignment and GLOB.search(raw))):
+            if kind == "word" and (_tilde(node, raw, assignment) or (not assignment and self.pattern(raw))):
                 return [Field(raw, False, line)]  # the user's home, or the files a pattern matches
             return [Field(unescape_word(raw), True, line)]
         if kind == "raw_string":
@@ -1010,11 +1011,16 @@ class Reader(Walk):
         other text: blanks in it, a pattern, or an IFS the script set?"""
         return self.own_ifs() or any(f.known and _SPLITS.search(f.text) for f in fields)
 
-    @staticmethod
-    def kept_as_written(word: str, assignment: bool, colon_tilde: bool) -> bool:
+    def pattern(self, raw: str) -> bool:
+        """Is an unquoted word a pathname pattern, which the files present expand: a ``*`` or ``?``,
+        and under nullglob or failglob a ``[`` (there a bracket matching no file is no word)."""
+        brackets = any(on is not False for on in self.nomatch.values())
+        return GLOB.search(raw) is not None or (brackets and _BRACKET.search(raw) is not None)
+
+    def kept_as_written(self, word: str, assignment: bool, colon_tilde: bool) -> bool:
         """A word bash expands from the files present or the home folder: a pattern outside an
         assignment, a `:~` inside one."""
-        if not assignment and GLOB.search(word):
+        if not assignment and self.pattern(word):
             return True
         return colon_tilde and re.search(r":~" + _TILDE_TAIL, word) is not None
 
@@ -1116,12 +1122,17 @@ def _makes_readonly(keyword: str, options: list[str]) -> bool:
     return "f" not in letters and (keyword == "readonly" or "r" in letters)
 
 
-def _lastpipe_after(rest: list[str | None], now: bool | None) -> tuple[bool, bool | None]:
-    """Does ``shopt`` with these words touch lastpipe, and what is it after (None: not known)?"""
+_BRACKET = re.compile(r"(?<!\\)(?:\\\\)*\[")
+
+
+def _shopt_now(rest: list[str | None], name: str, now: bool | None, maybe: bool) -> bool | None:
+    """The option ``name`` (lastpipe, nullglob) after ``shopt`` with these words (None: not known,
+    as where it runs under a condition that leaves the setting open)."""
     letters = "".join(word[1:] for word in rest if word and word[0] == "-")
-    if "o" in letters or not {"lastpipe", None} & set(rest):
-        return False, now
-    return True, None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
+    if "o" in letters or not {name, None} & set(rest):
+        return now
+    setting = None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
+    return setting if not maybe or setting == now else None
 
 
 def _sets_exit_trap(rest: list[Field]) -> bool:

@@ -85,6 +85,9 @@ class Walk:
         self.made_readonly: dict[str, list[str]] = {}  # name -> the condition of each `readonly`
         # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
         self.lastpipe: bool | None = False
+        # `shopt -s nullglob` or `failglob`: a pattern matching no file is no word (an error), so a
+        # bracket (`a=[x,y]`, a Hydra list) is a pattern like `*` (None: it may be on)
+        self.nomatch: dict[str, bool | None] = {"nullglob": False, "failglob": False}
         self.allexport: bool | None = False  # `set -a`: every assignment is exported (None: maybe)
         # name -> each definition made under `set -a`: bash exports it (BASH_FUNC_name%% in the
         # environment), so a child bash (`bash -c name`, a script it runs) defines it
