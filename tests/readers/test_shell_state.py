@@ -257,6 +257,11 @@ PAIRS = [
     ("X=0\nX=1 Y=${X}0\npython t.py $Y $X\n", "X=0\nX=1 Y=00\npython t.py $Y $X\n"),
     # a here-document whose delimiter is quoted anywhere (`E\OF`, `E"O"F`) is not expanded
     ("X=1\nread -r -d '' V <<E\\OF\n$X\nEOF\npython t.py \"$V\"\n", "X=1\npython t.py 1\n"),
+    # a redirection's target is one word: the words after it are the command's arguments
+    ("python t.py 2> log --lr 1\n", "python t.py 2> log --lr 2\n"),
+    ("python t.py 2>&1 --lr 1 | cat\n", "python t.py 2>&1 | cat\n"),
+    ('X=1\npython t.py 2>> log "$X"\n', "X=1\npython t.py 2>> log\n"),
+    ("{ python t.py; } > log x\n", "{ python t.py; } > log\n"),
     # under nullglob (failglob) a bracket matching no file is no word (an error): a Hydra list
     # written unquoted is not the quoted one
     ("shopt -s nullglob\npython t.py a=[x,y]\n", "shopt -s nullglob\npython t.py 'a=[x,y]'\n"),

@@ -272,7 +272,15 @@ class Reader(Walk):
 
     # commands --------------------------------------------------------------------------------------
 
-    def command(self, node: Any, when: list[str], redirects: dict[str, Any], heredoc: Field | None) -> None:  # noqa: C901 - one branch per tree-sitter command node type
+    def command(  # noqa: C901 - one branch per tree-sitter command node type
+        self,
+        node: Any,
+        when: list[str],
+        redirects: dict[str, Any],
+        heredoc: Field | None,
+        extra: tuple[Any, ...] = (),
+    ) -> None:
+        """``extra``: the words after a redirection's target, which bash passes to the command."""
         if node.type == "declaration_command":
             self.declaration(node, when)
             return
@@ -313,6 +321,7 @@ class Reader(Walk):
                 heredoc = found or heredoc
             elif child.type == "command_name" or field == "argument":
                 words.extend(self.expand(child.named_children[0] if child.type == "command_name" else child))
+        words += [field for word in extra for field in self.expand(word)]
         if not words:  # `VAR=x` with an empty command: a plain assignment (a refused one too)
             refused = {k: v["@readonly"] for k, v in state.get("@refused_env", {}).items()}
             for key, value in {**prefix, **refused}.items():

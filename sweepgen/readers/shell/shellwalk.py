@@ -103,7 +103,7 @@ class Walk:
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
-    def command(self, node: Any, when: list[str], redirects: dict[str, Any], heredoc: Field | None) -> None:
+    def command(self, node: Any, when: list[str], *rest: Any) -> None:  # redirects, heredoc, extra words
         raise NotImplementedError
 
     def assign(self, node: Any, when: list[str], *, export: bool = False) -> None:
@@ -531,7 +531,18 @@ class Walk:
         heredoc = self.redirections(node, body, state)
         if body is None:
             return
-        if body.type in ("command", "declaration_command"):
+        # the grammar reads `cmd > log --lr 1` as a redirection to three words: bash redirects to
+        # `log` and passes `--lr 1` to cmd (after a compound command they are a syntax error)
+        extra = tuple(
+            word for child in node.children if child.type == "file_redirect" for word in _targets(child)[1:]
+        )
+        if body.type == "command":
+            self.command(body, when, state, heredoc, extra)
+            return
+        if extra:
+            self.keep_opaque(node, when)
+            return
+        if body.type == "declaration_command":
             self.command(body, when, state, heredoc)
             return
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
@@ -808,6 +819,15 @@ def _commands_in(node: Any) -> list[Any]:
         return []
     found = [node] if node.type == "command" else []
     return found + [c for child in node.named_children for c in _commands_in(child)]
+
+
+def _targets(redirect: Any) -> list[Any]:
+    """The words the grammar gives a file redirection as its destination (one, to bash)."""
+    return [
+        child
+        for index, child in enumerate(redirect.children)
+        if redirect.field_name_for_child(index) == "destination"
+    ]
 
 
 def conditional(when: list[str]) -> bool:
