@@ -262,6 +262,11 @@ PAIRS = [
     ("python t.py 2>&1 --lr 1 | cat\n", "python t.py 2>&1 | cat\n"),
     ('X=1\npython t.py 2>> log "$X"\n', "X=1\npython t.py 2>> log\n"),
     ("{ python t.py; } > log x\n", "{ python t.py; } > log\n"),
+    # a lone `-` before a redirection is a word (the grammar leaves it out): argv[0] of `python -`
+    ("python - a 2>&1 <<EOF\nx\nEOF\n", "python a 2>&1 <<EOF\nx\nEOF\n"),
+    ("python t.py - 2>&1\n", "python t.py 2>&1\n"),
+    # `<<'EOF'1` is the delimiter `EOF1`: bash reads the rest of the script as the body
+    ("cat > c.yaml <<'EOF'1\nlr: 1\nEOF\npython t.py\n", "cat > c.yaml <<'EOF'\nlr: 1\nEOF\npython t.py\n"),
     # under nullglob (failglob) a bracket matching no file is no word (an error): a Hydra list
     # written unquoted is not the quoted one
     ("shopt -s nullglob\npython t.py a=[x,y]\n", "shopt -s nullglob\npython t.py 'a=[x,y]'\n"),
@@ -594,3 +599,10 @@ def test_a_config_written_by_a_here_document_with_a_quoted_delimiter_is_as_writt
     # cannot read `E"O"F` or `E'OF'` at all: such a statement is compared as its text)
     script = f"X=1\ncat > c.yaml <<{delimiter}\nlr: $X\nEOF\npython t.py c.yaml\n"
     assert read_shell(script).data["commands"]["cat"]["@stdin"] == "lr: $X\n"
+
+
+def test_a_lone_dash_before_a_redirection_is_a_word():
+    # `kubectl apply -f - <<EOF` reads the manifest from the here-document: never `-f <<EOF`
+    data = read_shell("kubectl apply -f - <<EOF\nkind: Job\nEOF\n").data
+    assert data["commands"]["kubectl"]["-f"] == "-"
+    assert "-" in read_shell("python - <<EOF\nprint(1)\nEOF\n").data["commands"]

@@ -321,7 +321,9 @@ class Reader(Walk):
                 heredoc = found or heredoc
             elif child.type == "command_name" or field == "argument":
                 words.extend(self.expand(child.named_children[0] if child.type == "command_name" else child))
-        words += [field for word in extra for field in self.expand(word)]
+        words += [
+            field for word in extra for field in ([word] if isinstance(word, Field) else self.expand(word))
+        ]
         if not words:  # `VAR=x` with an empty command: a plain assignment (a refused one too)
             refused = {k: v["@readonly"] for k, v in state.get("@refused_env", {}).items()}
             for key, value in {**prefix, **refused}.items():

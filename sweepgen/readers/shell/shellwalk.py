@@ -531,11 +531,10 @@ class Walk:
         heredoc = self.redirections(node, body, state)
         if body is None:
             return
-        # the grammar reads `cmd > log --lr 1` as a redirection to three words: bash redirects to
-        # `log` and passes `--lr 1` to cmd (after a compound command they are a syntax error)
-        extra = tuple(
-            word for child in node.children if child.type == "file_redirect" for word in _targets(child)[1:]
-        )
+        extra = self.words_among_redirects(node, body)
+        if extra is None:
+            self.keep_opaque(node, when)  # words the grammar left out, which bash reads: as source
+            return
         if body.type == "command":
             self.command(body, when, state, heredoc, extra)
             return
@@ -548,6 +547,28 @@ class Walk:
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         self.statement(body, when, state)
+
+    def words_among_redirects(self, node: Any, body: Any) -> tuple[Any, ...] | None:
+        """The command's words written among its redirections, in order. The grammar reads `cmd >
+        log --lr 1` as a redirection to three words (bash redirects to `log` and passes `--lr 1` to
+        cmd; after a compound command they are a syntax error), and leaves out a lone `-` before a
+        redirection (`python - <<EOF`, `kubectl apply -f - <<EOF`): each `-` is a word, and other
+        text left out, or a here-document delimiter it cut (`<<'EOF'1`), makes the statement
+        unread (None)."""
+        extra: list[Any] = []
+        at = body.end_byte
+        for child in node.children:
+            if child.start_byte < at or not child.is_named:
+                continue
+            gap = bytes(self.src[at : child.start_byte]).decode("utf-8", "surrogateescape")
+            words = gap.replace("\\\n", " ").split()
+            if any(word != "-" for word in words) or _delimiter_cut(child):
+                return None
+            extra += [Field("-", True, self.line(child)) for _ in words]
+            if child.type == "file_redirect":
+                extra += _targets(child)[1:]
+            at = child.end_byte
+        return tuple(extra)
 
     def definition_redirects(self, body: Any, redirects: dict[str, Any]) -> dict[str, Any]:
         """The redirections written after a function's body (``f() { ...; } > log``): bash
@@ -819,6 +840,15 @@ def _commands_in(node: Any) -> list[Any]:
         return []
     found = [node] if node.type == "command" else []
     return found + [c for child in node.named_children for c in _commands_in(child)]
+
+
+def _delimiter_cut(redirect: Any) -> bool:
+    """Did the grammar cut a here-document's delimiter short (`<<'EOF'1` is the delimiter `EOF1` to
+    bash, which then reads the rest of the script as the body; the grammar ends it at `EOF`)?"""
+    start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+    return start is not None and any(
+        c.is_named and c.start_byte == start.end_byte and c.type != "heredoc_body" for c in redirect.children
+    )
 
 
 def _targets(redirect: Any) -> list[Any]:
