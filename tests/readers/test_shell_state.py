@@ -283,6 +283,21 @@ def test_a_pair_bash_runs_apart_is_never_equal(one, two, tmp_path):
 
 
 @needs_bash
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        # `X+=v` of a variable the script never set appends to the environment's X
+        ('X+=abc\npython t.py "$X"\n', "python t.py abc\n"),
+        # `declare X` / `readonly X` without a value keep the environment's X (never empty)
+        ('readonly X\npython t.py "$X"\n', 'readonly X=\npython t.py "$X"\n'),
+    ],
+)
+def test_what_the_environment_may_hold_is_never_taken_as_empty(one, two, tmp_path):
+    assert _bash_sees(one, tmp_path, {"X": "e"}) != _bash_sees(two, tmp_path, {"X": "e"})
+    assert _changes(one, two)
+
+
+@needs_bash
 def test_an_unset_variable_is_never_the_environments(tmp_path):
     # with X in the environment, `unset X` empties what the program gets
     one, two = "unset X\npython t.py $X\n", "python t.py $X\n"

@@ -151,6 +151,9 @@ class Reader(Walk):
         if append and name in self.assignments:
             self.append(name, value, known, when, self.line(node))
         else:
+            if append and not isinstance(value, list) and name not in self.vars:
+                # `X+=v` of a variable the script never set appends to the environment's X
+                value, known = "${" + name + "}" + (escape_literal(value) if known else value), False
             self.bind(name, self.into_array(node, name, value, known), known, when, self.line(node))
         if export or self.allexport is not False:  # `set -a` exports every assignment
             self.exported.add(name)
