@@ -509,7 +509,12 @@ _GRAMMAR_LENIENT = [
     "python t.py\ndone\npython e.py\n",
     "if x; then :; fi; fi\n",
     "in\npython t.py\n",
+    "f() { python t.py; }declare\nf\n",
+    "f() {1 python t.py; }\nf\n",
+    "{ { python t.py; }}\n",
+    "{ python t.py; }#c\n",
     # and what bash accepts
+    "{ python t.py; }>log\n{ python t.py; }|cat\nf(){ python t.py;}\nf\necho }x {y\n",
     "case a in a) ;& b) x;;& c) y;; esac\n",
     "x=1 done\n",
     "python done then fi\n",

@@ -25,13 +25,16 @@ _EMPTY = re.compile(
 _BODIES = {"then": ("if_statement", "elif_clause"), "do": ("do_group",), "else": ("else_clause",)}
 _BODIES["{"] = ("compound_statement",)
 _CASE_OR_ERROR = ("case_item", "ERROR")  # an error node is kept as source already
+# a group's `{` glued to what follows (`{1`), or its `}` glued to a word (`}declare`, `}#c`): bash
+# reads a word there, not the reserved word, and the group never closes
+_GLUED_BRACE = re.compile(rb"(?<!\$)\{(?=\S)|\}(?=[^\s;&|<>)])")
 
 
 def refused(root: Any, source: bytes) -> tuple[int, str] | None:
     """(0-based row, what) of the first place bash refuses, or None."""
     found = [
         hit
-        for check in (_misplaced_terminator, _reserved_command, _empty_body)
+        for check in (_misplaced_terminator, _reserved_command, _empty_body, _glued_brace)
         if (hit := check(root, source))
     ]
     return min(found, default=None)
@@ -71,6 +74,18 @@ def _empty_body(root: Any, source: bytes) -> tuple[int, str] | None:
         node = root.descendant_for_byte_range(match.start(), match.start() + len(opening))
         if node is not None and node.type == opening and _parent_type(node) in _BODIES[opening]:
             return (node.start_point[0], f"an empty body after `{opening}`")
+    return None
+
+
+def _glued_brace(root: Any, source: bytes) -> tuple[int, str] | None:
+    for match in _GLUED_BRACE.finditer(source):
+        node = root.descendant_for_byte_range(match.start(), match.end())
+        if (
+            node is not None
+            and node.type == match.group().decode()
+            and _parent_type(node) == "compound_statement"
+        ):
+            return (node.start_point[0], f"`{node.type}` glued to the word beside it")
     return None
 
 
