@@ -265,6 +265,12 @@ PAIRS = [
     # a lone `-` before a redirection is a word (the grammar leaves it out): argv[0] of `python -`
     ("python - a 2>&1 <<EOF\nx\nEOF\n", "python a 2>&1 <<EOF\nx\nEOF\n"),
     ("python t.py - 2>&1\n", "python t.py 2>&1\n"),
+    # a value held unexported while a program ran, exported later: that program never saw it
+    ("P=1\npython t.py\nexport P=2\n", "export P=1\npython t.py\nexport P=2\n"),
+    (
+        "export PYTHONPATH=.:$PYTHONPATH\npython t.py\nexport PYTHONPATH=.:$PYTHONPATH\n",
+        "PYTHONPATH=.:$PYTHONPATH\npython t.py\nexport PYTHONPATH=.:$PYTHONPATH\n",
+    ),
     # `<<'EOF'1` is the delimiter `EOF1`: bash reads the rest of the script as the body
     ("cat > c.yaml <<'EOF'1\nlr: 1\nEOF\npython t.py\n", "cat > c.yaml <<'EOF'\nlr: 1\nEOF\npython t.py\n"),
     # under nullglob (failglob) a bracket matching no file is no word (an error): a Hydra list

@@ -142,6 +142,7 @@ class Reader(Walk):
         if self.transformed_assignment(node, name, when):
             return
         append = any(c.type == "+=" for c in node.children)
+        held = name in self.assignments
         used = name in self.substituted
         value, known = self.assigned_value(node.child_by_field_name("value"))
         if not used:
@@ -156,8 +157,16 @@ class Reader(Walk):
                 value, known = "${" + name + "}" + (escape_literal(value) if known else value), False
             self.bind(name, self.into_array(node, name, value, known), known, when, self.line(node))
         if export or self.allexport is not False:  # `set -a` exports every assignment
+            self.note_exported_late(name, held)
             self.exported.add(name)
         self.note_late(name)
+
+    def note_exported_late(self, name: str, held: bool) -> None:
+        """``P=1; python a.py; export P=2``: a.py ran without P, where after ``export P=1`` it saw
+        P=1, though the values are the same: a value the script held unexported when a program ran
+        is part of the data (``env.@late``: ``exported after a.py``)."""
+        if held and name not in self.exported and self.last_program is not None:
+            self.late.setdefault(name, []).append(f"exported after {self.last_program}")
 
     def note_late(self, name: str) -> None:
         """An exported variable set after a program ran: that program did not see this value, so

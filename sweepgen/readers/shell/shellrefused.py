@@ -12,6 +12,7 @@ bash runs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 _TERMINATOR = re.compile(rb";;&|;;|;&")
@@ -41,14 +42,20 @@ def refused(root: Any, source: bytes) -> tuple[int, str] | None:
 
 
 def _misplaced_terminator(root: Any, source: bytes) -> tuple[int, str] | None:
-    for match in _TERMINATOR.finditer(source):
+    return _token_where(
+        root, source, _TERMINATOR, lambda parent: parent not in _CASE_OR_ERROR, "outside a case clause"
+    )
+
+
+def _token_where(
+    root: Any, source: bytes, tokens: re.Pattern[bytes], refused: Callable[[str | None], bool], what: str
+) -> tuple[int, str] | None:
+    """The first token ``tokens`` finds that the tree holds as that token, under a parent of a type
+    ``refused`` accepts: (its row, the token and ``what``)."""
+    for match in tokens.finditer(source):
         node = root.descendant_for_byte_range(match.start(), match.end())
-        if (
-            node is not None
-            and node.type == match.group().decode()
-            and _parent_type(node) not in _CASE_OR_ERROR
-        ):
-            return (node.start_point[0], f"`{node.type}` outside a case clause")
+        if node is not None and node.type == match.group().decode() and refused(_parent_type(node)):
+            return (node.start_point[0], f"`{node.type}` {what}")
     return None
 
 
@@ -78,15 +85,13 @@ def _empty_body(root: Any, source: bytes) -> tuple[int, str] | None:
 
 
 def _glued_brace(root: Any, source: bytes) -> tuple[int, str] | None:
-    for match in _GLUED_BRACE.finditer(source):
-        node = root.descendant_for_byte_range(match.start(), match.end())
-        if (
-            node is not None
-            and node.type == match.group().decode()
-            and _parent_type(node) == "compound_statement"
-        ):
-            return (node.start_point[0], f"`{node.type}` glued to the word beside it")
-    return None
+    return _token_where(
+        root,
+        source,
+        _GLUED_BRACE,
+        lambda parent: parent == "compound_statement",
+        "glued to the word beside it",
+    )
 
 
 def _parent_type(node: Any) -> str | None:
