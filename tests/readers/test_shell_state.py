@@ -271,6 +271,12 @@ PAIRS = [
         "export PYTHONPATH=.:$PYTHONPATH\npython t.py\nexport PYTHONPATH=.:$PYTHONPATH\n",
         "PYTHONPATH=.:$PYTHONPATH\npython t.py\nexport PYTHONPATH=.:$PYTHONPATH\n",
     ),
+    # `local -` gives the `set` options back when the body returns (not the `shopt` ones)
+    ("f() { local -; set -f; }\nf\npython t.py *\n", "f() { set -f; }\nf\npython t.py *\n"),
+    (
+        "f() { local -; set -a; }\nf\nX=1\npython t.py\n",
+        "f() { local -; set -a; }\nf\nexport X=1\npython t.py\n",
+    ),
     # `<<'EOF'1` is the delimiter `EOF1`: bash reads the rest of the script as the body
     ("cat > c.yaml <<'EOF'1\nlr: 1\nEOF\npython t.py\n", "cat > c.yaml <<'EOF'\nlr: 1\nEOF\npython t.py\n"),
     # under nullglob (failglob) a bracket matching no file is no word (an error): a Hydra list

@@ -422,6 +422,9 @@ class Reader(Walk):
         if keyword == "local" and not self.frames:
             self.refuse_local(node, when)
             return
+        if keyword == "local" and "-" in self.declare_options(node):
+            self.local_options(node, when)
+            return
         letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
         local = self.declares_local(keyword, letters)
         if local:
@@ -439,6 +442,15 @@ class Reader(Walk):
             )
         if _makes_readonly(keyword, self.declare_options(node)):
             self.make_readonly(self.declared_names(node), not (local or conditional(when)), when)
+
+    def local_options(self, node: Any, when: list[str]) -> None:
+        """``local -``: the ``set`` options the body sets from here on are given back when it
+        returns (bash 4.4; ``shopt`` ones are not): kept as source, and allexport saved in the
+        frame (under a condition of the body's own, given back as maybe set)."""
+        self.keep_opaque(node, when)
+        frame = self.frames[-1]
+        if not frame.options:
+            frame.options = (self.allexport if when == frame.guard else None,)
 
     def computed_declaration(self, node: Any, when: list[str]) -> bool:
         """``export 'LR=1'``, ``export "$k=$v"``, ``local "$n"``: a word bash expands before it reads

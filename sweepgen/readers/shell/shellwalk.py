@@ -46,6 +46,8 @@ class Frame:
     def __init__(self, guard: list[str]) -> None:
         self.guard = guard
         self.saved: dict[str, tuple[bool, Any, bool, bool]] = {}
+        # `local -`: (allexport then,) given back when the body returns (empty: no `local -`)
+        self.options: tuple[bool | None, ...] = ()
 
 
 class Walk:
@@ -323,7 +325,10 @@ class Walk:
 
     def unwind(self, frame: Frame) -> None:
         """A body returns: bash gives back what each ``local`` shadowed. A ``local`` the body ran
-        under a condition of its own may not have run, so that variable is not known after."""
+        under a condition of its own may not have run, so that variable is not known after. After
+        ``local -`` the options are given back too (made maybe, where it sat under a condition)."""
+        if frame.options:
+            (self.allexport,) = frame.options
         for name, (had, value, exported, sure) in frame.saved.items():
             if not sure:
                 self.forget(name)
