@@ -277,6 +277,10 @@ PAIRS = [
         "f() { local -; set -a; }\nf\nX=1\npython t.py\n",
         "f() { local -; set -a; }\nf\nexport X=1\npython t.py\n",
     ),
+    # the rest of a here-document's line (the grammar puts it inside the redirection) runs
+    ("cat <<EOF | python t.py --lr 1\nx\nEOF\n", "cat <<EOF | python t.py --lr 2\nx\nEOF\n"),
+    ("python t.py <<EOF 2>&1 --x 1\nx\nEOF\n", "python t.py <<EOF 2>&1\nx\nEOF\n"),
+    ("cat <<EOF >/dev/null && python t.py 1\nx\nEOF\n", "cat <<EOF >/dev/null && python t.py 2\nx\nEOF\n"),
     # `<<'EOF'1` is the delimiter `EOF1`: bash reads the rest of the script as the body
     ("cat > c.yaml <<'EOF'1\nlr: 1\nEOF\npython t.py\n", "cat > c.yaml <<'EOF'\nlr: 1\nEOF\npython t.py\n"),
     # under nullglob (failglob) a bracket matching no file is no word (an error): a Hydra list

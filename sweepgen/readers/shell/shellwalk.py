@@ -848,11 +848,17 @@ def _commands_in(node: Any) -> list[Any]:
 
 
 def _delimiter_cut(redirect: Any) -> bool:
-    """Did the grammar cut a here-document's delimiter short (`<<'EOF'1` is the delimiter `EOF1` to
-    bash, which then reads the rest of the script as the body; the grammar ends it at `EOF`)?"""
-    start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
-    return start is not None and any(
-        c.is_named and c.start_byte == start.end_byte and c.type != "heredoc_body" for c in redirect.children
+    """Does a here-document's redirection hold more than the grammar lets the reader see: a
+    delimiter cut short (`<<'EOF'1` is the delimiter `EOF1` to bash, which then reads the rest of the
+    script as the body), or the rest of its line (`cat <<EOF | python t.py`, `<<EOF 2>&1 --x 1`:
+    a pipeline, a list or a command's words the grammar puts inside it)?"""
+    if redirect.type != "heredoc_redirect":
+        return False
+    return any(
+        child.is_named
+        and child.type not in ("heredoc_start", "heredoc_body", "heredoc_end")
+        and not (child.type == "file_redirect" and len(_targets(child)) == 1)
+        for child in redirect.children
     )
 
 
