@@ -21,6 +21,7 @@ from sweepgen.readers import diff as semantic
 from sweepgen.readers.align import realign_occurrences, same_order
 from sweepgen.readers.configfile import kind_of, read_config
 from sweepgen.readers.model import NotEvaluated, ReadResult, not_evaluated
+from sweepgen.readers.structured import yamldocs
 
 VariantConfig = Callable[[str, str], Any]  # (spec path, variant name) -> the resolved config
 _SNIFF_BYTES = 1 << 20  # how much of a YAML file is searched for OmegaConf's features
@@ -62,6 +63,9 @@ def compare(
         yaml_version = _shared_reading(heads)
     first = _load(a, resolve_bases, yaml_version, variant_config, kinds[0], heads[0])
     second = _load(b, resolve_bases, yaml_version, variant_config, kinds[1], heads[1])
+    if first.several_documents != second.several_documents:
+        # a YAML file of one document against one of several: both as streams of documents
+        first, second = (side if side.several_documents else yamldocs.one(side) for side in (first, second))
     for path in set(first.numbered) & set(second.numbered):
         second = _realigned(first, second, path)
     if ("commands",) in first.numbered and ("commands",) in second.numbered:

@@ -94,6 +94,9 @@ class ReadResult:
     # mappings whose entries' order is meaning though keyed by name (a Hydra ``defaults:`` list read
     # as group -> option: the later entry wins where two write one key): ``@order`` when it differs
     ordered: tuple[Path, ...] = ()
+    # a YAML stream of several documents, read as ``{"@documents": ...}``
+    # (``sweepgen.readers.structured.yamldocs``)
+    several_documents: bool = False
 
     def line_of(self, path: Path) -> int:
         """The line of ``path``, or of its closest enclosing path that has one; 0 if none."""

@@ -239,6 +239,55 @@ PAIRS = [
     ('N=A\nexport "$N=1"\npython t.py\n', 'N=B\nexport "$N=1"\npython t.py\n'),
     ('Y=1\nexport "$(echo Y)=2"\npython t.py $Y\n', "Y=1\npython t.py $Y\n"),
     ('declare -a "A=(1 2)"\npython t.py "${A[@]}"\n', "A='(1 2)'\npython t.py \"${A[@]}\"\n"),
+    # a declaration without a value leaves the variable unset, never the empty word `X=` binds:
+    # `${X-d}`, `${#X[@]}` and an export tell the two apart
+    ("readonly X\npython t.py ${X-d}\n", "readonly X=\npython t.py ${X-d}\n"),
+    ("declare X\npython t.py ${X-d}\n", "python t.py\n"),
+    ("typeset X\npython t.py ${#X[@]}\n", "typeset X=\npython t.py ${#X[@]}\n"),
+    ("readonly X\nexport X\npython t.py\n", "readonly X=\nexport X\npython t.py\n"),
+    ("f() { local X; python t.py ${X-d}; }\nf\n", "f() { local X=; python t.py ${X-d}; }\nf\n"),
+    ("f() { local X; export X; python t.py; }\nf\n", "f() { local X=; export X; python t.py; }\nf\n"),
+    ("f() { declare X; python t.py ${#X[@]}; }\nf\n", "f() { declare X=; python t.py ${#X[@]}; }\nf\n"),
+    # a command's `X=v` words are made left to right: `Y=$X` reads the X just before it
+    ("X=1\nX=2 Y=$X python t.py\npython u.py $X\n", "X=1\nX=2 Y=1 python t.py\npython u.py $X\n"),
+    (
+        "f() { python t.py $Y; }\nX=1\nX=2 Y=$X f\npython u.py $X\n",
+        "f() { python t.py $Y; }\nX=1\nX=2 Y=1 f\npython u.py $X\n",
+    ),
+    ("X=0\nX=1 Y=${X}0\npython t.py $Y $X\n", "X=0\nX=1 Y=00\npython t.py $Y $X\n"),
+    # a here-document whose delimiter is quoted anywhere (`E\OF`, `E"O"F`) is not expanded
+    ("X=1\nread -r -d '' V <<E\\OF\n$X\nEOF\npython t.py \"$V\"\n", "X=1\npython t.py 1\n"),
+    # a redirection's target is one word: the words after it are the command's arguments
+    ("python t.py 2> log --lr 1\n", "python t.py 2> log --lr 2\n"),
+    ("python t.py 2>&1 --lr 1 | cat\n", "python t.py 2>&1 | cat\n"),
+    ('X=1\npython t.py 2>> log "$X"\n', "X=1\npython t.py 2>> log\n"),
+    ("{ python t.py; } > log x\n", "{ python t.py; } > log\n"),
+    # a lone `-` before a redirection is a word (the grammar leaves it out): argv[0] of `python -`
+    ("python - a 2>&1 <<EOF\nx\nEOF\n", "python a 2>&1 <<EOF\nx\nEOF\n"),
+    ("python t.py - 2>&1\n", "python t.py 2>&1\n"),
+    # a value held unexported while a program ran, exported later: that program never saw it
+    ("P=1\npython t.py\nexport P=2\n", "export P=1\npython t.py\nexport P=2\n"),
+    (
+        "export PYTHONPATH=.:$PYTHONPATH\npython t.py\nexport PYTHONPATH=.:$PYTHONPATH\n",
+        "PYTHONPATH=.:$PYTHONPATH\npython t.py\nexport PYTHONPATH=.:$PYTHONPATH\n",
+    ),
+    # `local -` gives the `set` options back when the body returns (not the `shopt` ones)
+    ("f() { local -; set -f; }\nf\npython t.py *\n", "f() { set -f; }\nf\npython t.py *\n"),
+    (
+        "f() { local -; set -a; }\nf\nX=1\npython t.py\n",
+        "f() { local -; set -a; }\nf\nexport X=1\npython t.py\n",
+    ),
+    # the rest of a here-document's line (the grammar puts it inside the redirection) runs
+    ("cat <<EOF | python t.py --lr 1\nx\nEOF\n", "cat <<EOF | python t.py --lr 2\nx\nEOF\n"),
+    ("python t.py <<EOF 2>&1 --x 1\nx\nEOF\n", "python t.py <<EOF 2>&1\nx\nEOF\n"),
+    ("cat <<EOF >/dev/null && python t.py 1\nx\nEOF\n", "cat <<EOF >/dev/null && python t.py 2\nx\nEOF\n"),
+    # `<<'EOF'1` is the delimiter `EOF1`: bash reads the rest of the script as the body
+    ("cat > c.yaml <<'EOF'1\nlr: 1\nEOF\npython t.py\n", "cat > c.yaml <<'EOF'\nlr: 1\nEOF\npython t.py\n"),
+    # under nullglob (failglob) a bracket matching no file is no word (an error): a Hydra list
+    # written unquoted is not the quoted one
+    ("shopt -s nullglob\npython t.py a=[x,y]\n", "shopt -s nullglob\npython t.py 'a=[x,y]'\n"),
+    ("shopt -s failglob\npython t.py l=['a','b']\n", "shopt -s failglob\npython t.py \"l=['a','b']\"\n"),
+    ("X=1\nread -r -d '' V <<E'OF'\n$X\nEOF\npython t.py \"$V\"\n", "X=1\npython t.py 1\n"),
 ]
 
 
@@ -246,6 +295,21 @@ PAIRS = [
 @pytest.mark.parametrize(("one", "two"), PAIRS)
 def test_a_pair_bash_runs_apart_is_never_equal(one, two, tmp_path):
     assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)  # the oracle: a real change
+    assert _changes(one, two)
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        # `X+=v` of a variable the script never set appends to the environment's X
+        ('X+=abc\npython t.py "$X"\n', "python t.py abc\n"),
+        # `declare X` / `readonly X` without a value keep the environment's X (never empty)
+        ('readonly X\npython t.py "$X"\n', 'readonly X=\npython t.py "$X"\n'),
+    ],
+)
+def test_what_the_environment_may_hold_is_never_taken_as_empty(one, two, tmp_path):
+    assert _bash_sees(one, tmp_path, {"X": "e"}) != _bash_sees(two, tmp_path, {"X": "e"})
     assert _changes(one, two)
 
 
@@ -461,7 +525,12 @@ _GRAMMAR_LENIENT = [
     "python t.py\ndone\npython e.py\n",
     "if x; then :; fi; fi\n",
     "in\npython t.py\n",
+    "f() { python t.py; }declare\nf\n",
+    "f() {1 python t.py; }\nf\n",
+    "{ { python t.py; }}\n",
+    "{ python t.py; }#c\n",
     # and what bash accepts
+    "{ python t.py; }>log\n{ python t.py; }|cat\nf(){ python t.py;}\nf\necho }x {y\n",
     "case a in a) ;& b) x;;& c) y;; esac\n",
     "x=1 done\n",
     "python done then fi\n",
@@ -558,3 +627,18 @@ def test_what_an_expansion_reads_where_it_runs_is_compared(one, two, tmp_path):
     assert _changes(one, two)
     # the same statements on the same lines, after a blank line became a comment: still equal
     assert _changes(one, one.replace("\n\n", "\n# note\n")) == []
+
+
+@pytest.mark.parametrize("delimiter", ["E\\OF", "\\EOF", "'EOF'", "E\\O\\F"])
+def test_a_config_written_by_a_here_document_with_a_quoted_delimiter_is_as_written(delimiter):
+    # bash expands no `$X` in the body where any part of the delimiter is quoted (the grammar
+    # cannot read `E"O"F` or `E'OF'` at all: such a statement is compared as its text)
+    script = f"X=1\ncat > c.yaml <<{delimiter}\nlr: $X\nEOF\npython t.py c.yaml\n"
+    assert read_shell(script).data["commands"]["cat"]["@stdin"] == "lr: $X\n"
+
+
+def test_a_lone_dash_before_a_redirection_is_a_word():
+    # `kubectl apply -f - <<EOF` reads the manifest from the here-document: never `-f <<EOF`
+    data = read_shell("kubectl apply -f - <<EOF\nkind: Job\nEOF\n").data
+    assert data["commands"]["kubectl"]["-f"] == "-"
+    assert "-" in read_shell("python - <<EOF\nprint(1)\nEOF\n").data["commands"]

@@ -142,6 +142,7 @@ class Reader(Walk):
         if self.transformed_assignment(node, name, when):
             return
         append = any(c.type == "+=" for c in node.children)
+        held = name in self.assignments
         used = name in self.substituted
         value, known = self.assigned_value(node.child_by_field_name("value"))
         if not used:
@@ -151,10 +152,21 @@ class Reader(Walk):
         if append and name in self.assignments:
             self.append(name, value, known, when, self.line(node))
         else:
+            if append and not isinstance(value, list) and name not in self.vars:
+                # `X+=v` of a variable the script never set appends to the environment's X
+                value, known = "${" + name + "}" + (escape_literal(value) if known else value), False
             self.bind(name, self.into_array(node, name, value, known), known, when, self.line(node))
         if export or self.allexport is not False:  # `set -a` exports every assignment
+            self.note_exported_late(name, held)
             self.exported.add(name)
         self.note_late(name)
+
+    def note_exported_late(self, name: str, held: bool) -> None:
+        """``P=1; python a.py; export P=2``: a.py ran without P, where after ``export P=1`` it saw
+        P=1, though the values are the same: a value the script held unexported when a program ran
+        is part of the data (``env.@late``: ``exported after a.py``)."""
+        if held and name not in self.exported and self.last_program is not None:
+            self.late.setdefault(name, []).append(f"exported after {self.last_program}")
 
     def note_late(self, name: str) -> None:
         """An exported variable set after a program ran: that program did not see this value, so
@@ -272,7 +284,15 @@ class Reader(Walk):
 
     # commands --------------------------------------------------------------------------------------
 
-    def command(self, node: Any, when: list[str], redirects: dict[str, Any], heredoc: Field | None) -> None:  # noqa: C901 - one branch per tree-sitter command node type
+    def command(  # noqa: C901 - one branch per tree-sitter command node type
+        self,
+        node: Any,
+        when: list[str],
+        redirects: dict[str, Any],
+        heredoc: Field | None,
+        extra: tuple[Any, ...] = (),
+    ) -> None:
+        """``extra``: the words after a redirection's target, which bash passes to the command."""
         if node.type == "declaration_command":
             self.declaration(node, when)
             return
@@ -296,7 +316,10 @@ class Reader(Walk):
             if child.type == "variable_assignment":
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
-                fields = self.expand(value, assignment=True) if value is not None else []
+                # bash expands each `X=v` before a command after the ones left of it are made, so
+                # `X=2 Y=$X cmd` gives cmd Y=2 (the command's own words still read the old X)
+                with self.bound_while(prefix):
+                    fields = self.expand(value, assignment=True) if value is not None else []
                 key = self.text(name) if name else "?"
                 given = self.value(
                     Field(" ".join(f.text for f in fields), all(f.known for f in fields), self.line(child))
@@ -310,6 +333,9 @@ class Reader(Walk):
                 heredoc = found or heredoc
             elif child.type == "command_name" or field == "argument":
                 words.extend(self.expand(child.named_children[0] if child.type == "command_name" else child))
+        words += [
+            field for word in extra for field in ([word] if isinstance(word, Field) else self.expand(word))
+        ]
         if not words:  # `VAR=x` with an empty command: a plain assignment (a refused one too)
             refused = {k: v["@readonly"] for k, v in state.get("@refused_env", {}).items()}
             for key, value in {**prefix, **refused}.items():
@@ -396,6 +422,9 @@ class Reader(Walk):
         if keyword == "local" and not self.frames:
             self.refuse_local(node, when)
             return
+        if keyword == "local" and "-" in self.declare_options(node):
+            self.local_options(node, when)
+            return
         letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
         local = self.declares_local(keyword, letters)
         if local:
@@ -413,6 +442,15 @@ class Reader(Walk):
             )
         if _makes_readonly(keyword, self.declare_options(node)):
             self.make_readonly(self.declared_names(node), not (local or conditional(when)), when)
+
+    def local_options(self, node: Any, when: list[str]) -> None:
+        """``local -``: the ``set`` options the body sets from here on are given back when it
+        returns (bash 4.4; ``shopt`` ones are not): kept as source, and allexport saved in the
+        frame (under a condition of the body's own, given back as maybe set)."""
+        self.keep_opaque(node, when)
+        frame = self.frames[-1]
+        if not frame.options:
+            frame.options = (self.allexport if when == frame.guard else None,)
 
     def computed_declaration(self, node: Any, when: list[str]) -> bool:
         """``export 'LR=1'``, ``export "$k=$v"``, ``local "$n"``: a word bash expands before it reads
@@ -471,8 +509,9 @@ class Reader(Walk):
             if child.type == "variable_assignment":
                 self.assign(child, when, export=export)
             elif child.type == "variable_name" and local:
-                # bash's `local X` is a new, empty X: the value it shadows is not seen in the body
-                self.bind(self.text(child), [] if array else "", True, when, self.line(child))
+                # bash's `local X` is a new X, unset until assigned (`${X-d}` is d, `${#X[@]}` 0),
+                # never the empty word `local X=` binds: the value it shadows is not seen in the body
+                self.bind(self.text(child), [] if array else None, True, when, self.line(child))
             elif child.type == "variable_name":
                 self.declare(self.text(child), export, array, when, self.line(child))
 
@@ -505,13 +544,14 @@ class Reader(Walk):
         ]
 
     def declare(self, name: str, export: bool, array: bool, when: list[str], line: int) -> None:
-        """``export NAME`` marks it exported; ``declare [-a] NAME`` binds it empty (an empty array
-        with -a/-A) unless the script already assigned it."""
+        """``export NAME`` marks it exported; ``declare -a/-A NAME`` binds an empty array unless the
+        script already assigned it. ``declare NAME`` and ``readonly NAME`` bind nothing: NAME is
+        still the environment's (unset where it holds none, never the empty word ``NAME=``)."""
         if export and name not in self.exported:  # an export of an exported one changes nothing
             self.exported.add(name)
             self.note_late(name)
-        elif not export and name not in self.assignments:
-            self.bind(name, [] if array else "", True, when, line)
+        elif not export and array and name not in self.assignments:
+            self.bind(name, [], True, when, line)
 
     def opaque_declaration(self, node: Any, when: list[str], letters: set[str]) -> None:
         """``declare -i/-l/-u/-n`` change what is bound (arithmetic, case, a name reference) and an
@@ -631,9 +671,10 @@ class Reader(Walk):
     def shopt(self, words: list[Field], when: list[str]) -> None:
         """``shopt -s lastpipe`` (``-u`` undoes it): where the words are not known, or it runs under a
         condition that leaves the setting open, lastpipe may be on or off."""
-        touched, setting = _lastpipe_after([w.text if w.known else None for w in words[1:]], self.lastpipe)
-        if touched:
-            self.lastpipe = setting if not conditional(when) or setting == self.lastpipe else None
+        rest = [w.text if w.known else None for w in words[1:]]
+        self.lastpipe = _shopt_now(rest, "lastpipe", self.lastpipe, conditional(when))
+        for name, now in self.nomatch.items():
+            self.nomatch[name] = _shopt_now(rest, name, now, conditional(when))
 
     def set_allexport(self, words: list[Field], when: list[str]) -> None:
         """``set -a`` / ``set -o allexport`` (``+a`` undoes it): every variable assigned from here on
@@ -841,7 +882,7 @@ class Reader(Walk):
         kind = node.type
         if kind in ("word", "number"):
             raw = self.text(node)
-            if kind == "word" and (_tilde(node, raw, assignment) or (not assignment and GLOB.search(raw))):
+            if kind == "word" and (_tilde(node, raw, assignment) or (not assignment and self.pattern(raw))):
                 return [Field(raw, False, line)]  # the user's home, or the files a pattern matches
             return [Field(unescape_word(raw), True, line)]
         if kind == "raw_string":
@@ -1005,11 +1046,16 @@ class Reader(Walk):
         other text: blanks in it, a pattern, or an IFS the script set?"""
         return self.own_ifs() or any(f.known and _SPLITS.search(f.text) for f in fields)
 
-    @staticmethod
-    def kept_as_written(word: str, assignment: bool, colon_tilde: bool) -> bool:
+    def pattern(self, raw: str) -> bool:
+        """Is an unquoted word a pathname pattern, which the files present expand: a ``*`` or ``?``,
+        and under nullglob or failglob a ``[`` (there a bracket matching no file is no word)."""
+        brackets = any(on is not False for on in self.nomatch.values())
+        return GLOB.search(raw) is not None or (brackets and _BRACKET.search(raw) is not None)
+
+    def kept_as_written(self, word: str, assignment: bool, colon_tilde: bool) -> bool:
         """A word bash expands from the files present or the home folder: a pattern outside an
         assignment, a `:~` inside one."""
-        if not assignment and GLOB.search(word):
+        if not assignment and self.pattern(word):
             return True
         return colon_tilde and re.search(r":~" + _TILDE_TAIL, word) is not None
 
@@ -1111,12 +1157,17 @@ def _makes_readonly(keyword: str, options: list[str]) -> bool:
     return "f" not in letters and (keyword == "readonly" or "r" in letters)
 
 
-def _lastpipe_after(rest: list[str | None], now: bool | None) -> tuple[bool, bool | None]:
-    """Does ``shopt`` with these words touch lastpipe, and what is it after (None: not known)?"""
+_BRACKET = re.compile(r"(?<!\\)(?:\\\\)*\[")
+
+
+def _shopt_now(rest: list[str | None], name: str, now: bool | None, maybe: bool) -> bool | None:
+    """The option ``name`` (lastpipe, nullglob) after ``shopt`` with these words (None: not known,
+    as where it runs under a condition that leaves the setting open)."""
     letters = "".join(word[1:] for word in rest if word and word[0] == "-")
-    if "o" in letters or not {"lastpipe", None} & set(rest):
-        return False, now
-    return True, None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
+    if "o" in letters or not {name, None} & set(rest):
+        return now
+    setting = None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
+    return setting if not maybe or setting == now else None
 
 
 def _sets_exit_trap(rest: list[Field]) -> bool:

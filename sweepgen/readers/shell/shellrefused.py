@@ -12,6 +12,7 @@ bash runs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 _TERMINATOR = re.compile(rb";;&|;;|;&")
@@ -25,27 +26,36 @@ _EMPTY = re.compile(
 _BODIES = {"then": ("if_statement", "elif_clause"), "do": ("do_group",), "else": ("else_clause",)}
 _BODIES["{"] = ("compound_statement",)
 _CASE_OR_ERROR = ("case_item", "ERROR")  # an error node is kept as source already
+# a group's `{` glued to what follows (`{1`), or its `}` glued to a word (`}declare`, `}#c`): bash
+# reads a word there, not the reserved word, and the group never closes
+_GLUED_BRACE = re.compile(rb"(?<!\$)\{(?=\S)|\}(?=[^\s;&|<>)])")
 
 
 def refused(root: Any, source: bytes) -> tuple[int, str] | None:
     """(0-based row, what) of the first place bash refuses, or None."""
     found = [
         hit
-        for check in (_misplaced_terminator, _reserved_command, _empty_body)
+        for check in (_misplaced_terminator, _reserved_command, _empty_body, _glued_brace)
         if (hit := check(root, source))
     ]
     return min(found, default=None)
 
 
 def _misplaced_terminator(root: Any, source: bytes) -> tuple[int, str] | None:
-    for match in _TERMINATOR.finditer(source):
+    return _token_where(
+        root, source, _TERMINATOR, lambda parent: parent not in _CASE_OR_ERROR, "outside a case clause"
+    )
+
+
+def _token_where(
+    root: Any, source: bytes, tokens: re.Pattern[bytes], refused: Callable[[str | None], bool], what: str
+) -> tuple[int, str] | None:
+    """The first token ``tokens`` finds that the tree holds as that token, under a parent of a type
+    ``refused`` accepts: (its row, the token and ``what``)."""
+    for match in tokens.finditer(source):
         node = root.descendant_for_byte_range(match.start(), match.end())
-        if (
-            node is not None
-            and node.type == match.group().decode()
-            and _parent_type(node) not in _CASE_OR_ERROR
-        ):
-            return (node.start_point[0], f"`{node.type}` outside a case clause")
+        if node is not None and node.type == match.group().decode() and refused(_parent_type(node)):
+            return (node.start_point[0], f"`{node.type}` {what}")
     return None
 
 
@@ -72,6 +82,16 @@ def _empty_body(root: Any, source: bytes) -> tuple[int, str] | None:
         if node is not None and node.type == opening and _parent_type(node) in _BODIES[opening]:
             return (node.start_point[0], f"an empty body after `{opening}`")
     return None
+
+
+def _glued_brace(root: Any, source: bytes) -> tuple[int, str] | None:
+    return _token_where(
+        root,
+        source,
+        _GLUED_BRACE,
+        lambda parent: parent == "compound_statement",
+        "glued to the word beside it",
+    )
 
 
 def _parent_type(node: Any) -> str | None:

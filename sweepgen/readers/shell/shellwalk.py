@@ -46,6 +46,8 @@ class Frame:
     def __init__(self, guard: list[str]) -> None:
         self.guard = guard
         self.saved: dict[str, tuple[bool, Any, bool, bool]] = {}
+        # `local -`: (allexport then,) given back when the body returns (empty: no `local -`)
+        self.options: tuple[bool | None, ...] = ()
 
 
 class Walk:
@@ -85,6 +87,9 @@ class Walk:
         self.made_readonly: dict[str, list[str]] = {}  # name -> the condition of each `readonly`
         # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
         self.lastpipe: bool | None = False
+        # `shopt -s nullglob` or `failglob`: a pattern matching no file is no word (an error), so a
+        # bracket (`a=[x,y]`, a Hydra list) is a pattern like `*` (None: it may be on)
+        self.nomatch: dict[str, bool | None] = {"nullglob": False, "failglob": False}
         self.allexport: bool | None = False  # `set -a`: every assignment is exported (None: maybe)
         # name -> each definition made under `set -a`: bash exports it (BASH_FUNC_name%% in the
         # environment), so a child bash (`bash -c name`, a script it runs) defines it
@@ -100,7 +105,7 @@ class Walk:
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
-    def command(self, node: Any, when: list[str], redirects: dict[str, Any], heredoc: Field | None) -> None:
+    def command(self, node: Any, when: list[str], *rest: Any) -> None:  # redirects, heredoc, extra words
         raise NotImplementedError
 
     def assign(self, node: Any, when: list[str], *, export: bool = False) -> None:
@@ -320,7 +325,10 @@ class Walk:
 
     def unwind(self, frame: Frame) -> None:
         """A body returns: bash gives back what each ``local`` shadowed. A ``local`` the body ran
-        under a condition of its own may not have run, so that variable is not known after."""
+        under a condition of its own may not have run, so that variable is not known after. After
+        ``local -`` the options are given back too (made maybe, where it sat under a condition)."""
+        if frame.options:
+            (self.allexport,) = frame.options
         for name, (had, value, exported, sure) in frame.saved.items():
             if not sure:
                 self.forget(name)
@@ -528,12 +536,44 @@ class Walk:
         heredoc = self.redirections(node, body, state)
         if body is None:
             return
-        if body.type in ("command", "declaration_command"):
+        extra = self.words_among_redirects(node, body)
+        if extra is None:
+            self.keep_opaque(node, when)  # words the grammar left out, which bash reads: as source
+            return
+        if body.type == "command":
+            self.command(body, when, state, heredoc, extra)
+            return
+        if extra:
+            self.keep_opaque(node, when)
+            return
+        if body.type == "declaration_command":
             self.command(body, when, state, heredoc)
             return
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         self.statement(body, when, state)
+
+    def words_among_redirects(self, node: Any, body: Any) -> tuple[Any, ...] | None:
+        """The command's words written among its redirections, in order. The grammar reads `cmd >
+        log --lr 1` as a redirection to three words (bash redirects to `log` and passes `--lr 1` to
+        cmd; after a compound command they are a syntax error), and leaves out a lone `-` before a
+        redirection (`python - <<EOF`, `kubectl apply -f - <<EOF`): each `-` is a word, and other
+        text left out, or a here-document delimiter it cut (`<<'EOF'1`), makes the statement
+        unread (None)."""
+        extra: list[Any] = []
+        at = body.end_byte
+        for child in node.children:
+            if child.start_byte < at or not child.is_named:
+                continue
+            gap = bytes(self.src[at : child.start_byte]).decode("utf-8", "surrogateescape")
+            words = gap.replace("\\\n", " ").split()
+            if any(word != "-" for word in words) or _delimiter_cut(child):
+                return None
+            extra += [Field("-", True, self.line(child)) for _ in words]
+            if child.type == "file_redirect":
+                extra += _targets(child)[1:]
+            at = child.end_byte
+        return tuple(extra)
 
     def definition_redirects(self, body: Any, redirects: dict[str, Any]) -> dict[str, Any]:
         """The redirections written after a function's body (``f() { ...; } > log``): bash
@@ -588,7 +628,8 @@ class Walk:
             raw = self.body_text(body, start) if body is not None else ""
             if strip_tabs:
                 raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
-            quoted = start is not None and self.text(start)[:1] in ("'", '"', "\\")
+            # any quoting in the delimiter (`'EOF'`, `E\OF`, `E"O"F`) leaves the body as written
+            quoted = start is not None and any(mark in self.text(start) for mark in "'\"\\")
             text, known = (raw, True) if quoted else self.heredoc_text(raw)
             if not known:
                 self.opaque = True
@@ -804,6 +845,30 @@ def _commands_in(node: Any) -> list[Any]:
         return []
     found = [node] if node.type == "command" else []
     return found + [c for child in node.named_children for c in _commands_in(child)]
+
+
+def _delimiter_cut(redirect: Any) -> bool:
+    """Does a here-document's redirection hold more than the grammar lets the reader see: a
+    delimiter cut short (`<<'EOF'1` is the delimiter `EOF1` to bash, which then reads the rest of the
+    script as the body), or the rest of its line (`cat <<EOF | python t.py`, `<<EOF 2>&1 --x 1`:
+    a pipeline, a list or a command's words the grammar puts inside it)?"""
+    if redirect.type != "heredoc_redirect":
+        return False
+    return any(
+        child.is_named
+        and child.type not in ("heredoc_start", "heredoc_body", "heredoc_end")
+        and not (child.type == "file_redirect" and len(_targets(child)) == 1)
+        for child in redirect.children
+    )
+
+
+def _targets(redirect: Any) -> list[Any]:
+    """The words the grammar gives a file redirection as its destination (one, to bash)."""
+    return [
+        child
+        for index, child in enumerate(redirect.children)
+        if redirect.field_name_for_child(index) == "destination"
+    ]
 
 
 def conditional(when: list[str]) -> bool:

@@ -33,7 +33,7 @@ def read_yaml_file(
     """``header``: a Hydra ``# @package`` header shows as the key ``@package`` (a file compared as
     written: composed, it places the file instead)."""
     text = _read_text(path)
-    result = read_yaml(text, str(path), version, raw=raw)
+    result = read_yaml(text, str(path), version, raw=raw, streams=not raw)
     package = _header(text) if header else None
     if package is not None and isinstance(result.data, dict):
         if "@package" in result.data:

@@ -21,6 +21,7 @@ import yaml
 from sweepgen.errors import SECOND_DOCUMENT, SECOND_DOCUMENT_SAID, ConfigError, Location
 from sweepgen.readers.diff import strictly_equal
 from sweepgen.readers.model import BIG_DIGITS, NotEvaluated, Path, ReadResult, big_int
+from sweepgen.readers.structured import yamldocs
 from sweepgen.readers.structured.omegayaml import plain_scalar_omegaconf, resolve_interpolations
 
 VERSIONS = ("1.1", "1.2", "omegaconf")
@@ -93,13 +94,20 @@ def _built(reading: Callable[[str], Any], text: str) -> Any:
         return REFUSED
 
 
-def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) -> ReadResult:
-    """``raw``: no interpolation resolved, the ``defaults:`` list as written (to compose files)."""
+def read_yaml(
+    text: str, path: str, version: str = "1.1", *, raw: bool = False, streams: bool = False
+) -> ReadResult:
+    """``raw``: no interpolation resolved, the ``defaults:`` list as written (to compose files).
+    ``streams``: a file of several documents is read as them (``yamldocs``); else it is refused,
+    as ``yaml.safe_load`` and ``OmegaConf.load`` refuse it (OmegaConf never reads one)."""
     if version not in VERSIONS:
         raise ConfigError(f"unknown YAML reading {version!r}", hint="use --yaml 1.1, 1.2 or omegaconf")
-    node = _compose(text, path)
+    nodes = _compose(text, path, several=streams and not raw and version != "omegaconf")
     if version != "1.2":
         _refuse_what_pyyaml_refuses(text, path)
+    if len(nodes) > 1:
+        return _read_documents(nodes, path, version)
+    node = nodes[0] if nodes else None
     result = ReadResult(path, None)
     if node is not None:
         try:
@@ -116,6 +124,18 @@ def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) 
     return result
 
 
+def _read_documents(nodes: list[yaml.Node], path: str, version: str) -> ReadResult:
+    """A stream of several documents: each built as its own file is (anchors do not cross ``---``)."""
+    result = ReadResult(path, None)
+    builder = _Builder(result, version)
+    try:
+        built = [builder.build(node, (yamldocs.DOCUMENTS, index)) for index, node in enumerate(nodes)]
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
+    yamldocs.several(built, result)
+    return result
+
+
 def _read_defaults_by_group(result: ReadResult) -> None:
     """A Hydra ``defaults:`` list read as group -> option (``_hydra_defaults``), each group at its
     entry's line; its order is noted as meaning (``ReadResult.ordered``)."""
@@ -128,17 +148,22 @@ def _read_defaults_by_group(result: ReadResult) -> None:
         result.lines[("defaults", key)] = result.lines.get(("defaults", index), result.line_of(("defaults",)))
 
 
-def _compose(text: str, path: str) -> yaml.Node | None:
-    """The document's node tree (None for an empty one); YAML errors name where they are."""
+def _compose(text: str, path: str, *, several: bool) -> list[yaml.Node]:
+    """The document's node tree (none for an empty file), or each document's where ``several``;
+    YAML errors name where they are."""
     try:
-        return yaml.compose(text, Loader=_Composer)
+        if several:
+            return list(yaml.compose_all(text, Loader=_Composer))
+        node = yaml.compose(text, Loader=_Composer)
+        return [] if node is None else [node]
     except yaml.MarkedYAMLError as err:
         loc = _marked(err, path)
         if err.problem == SECOND_DOCUMENT:  # valid YAML, not a syntax error
             raise ConfigError(
                 f"the file {SECOND_DOCUMENT_SAID}",
                 location=loc,
-                hint="compare one document per file: put each document in a file of its own",
+                hint="OmegaConf.load (and Hydra) reads one document per file: put each in a file of "
+                "its own (read as YAML 1.1, with --yaml 1.1, a diff compares a stream's documents)",
             ) from None
         raise ConfigError(
             f"YAML syntax error: {err.problem or err.context or 'invalid YAML'}",
