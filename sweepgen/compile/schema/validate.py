@@ -319,26 +319,35 @@ def _project_module(top: str, cwd: str, loc: Location) -> bool:
     sweepgen's to guess (Python would take the folder's, whatever the person meant)."""
     if top in sys.modules:  # imported already: that one is the one imported again, wherever it is
         return False
-    try:
-        own = importlib.machinery.PathFinder.find_spec(top, [cwd])
-    except (ImportError, ValueError):
-        own = None
-    if own is None or own.origin is None:
+    own = _folders_own(top, cwd)
+    if own is None:
         return False
-    others = [p for p in sys.path if os.path.abspath(p or os.curdir) != cwd]
-    installed = (
-        None if top in sys.builtin_module_names else importlib.machinery.PathFinder.find_spec(top, others)
-    )
-    if top in sys.builtin_module_names or (
-        installed is not None and not _same_file(installed.origin, own.origin)
-    ):
+    if _installed_elsewhere(top, cwd, own):
         raise SpecError(
-            f"`{top}` is both a module of this folder ({os.path.relpath(own.origin, cwd)}) and an "
+            f"`{top}` is both a module of this folder ({os.path.relpath(own, cwd)}) and an "
             "installed one: sweepgen does not guess which to import",
             location=loc,
             hint=f"rename or remove this folder's `{top}` (run from another folder to use the installed one)",
         )
     return True
+
+
+def _folders_own(top: str, cwd: str) -> str | None:
+    """The file of the working folder's own module ``top``, found without importing it; None."""
+    try:
+        own = importlib.machinery.PathFinder.find_spec(top, [cwd])
+    except (ImportError, ValueError):
+        return None
+    return None if own is None else own.origin
+
+
+def _installed_elsewhere(top: str, cwd: str, own: str) -> bool:
+    """Whether ``top`` is also a builtin or an installed module other than the folder's own file."""
+    if top in sys.builtin_module_names:
+        return True
+    others = [p for p in sys.path if os.path.abspath(p or os.curdir) != cwd]
+    installed = importlib.machinery.PathFinder.find_spec(top, others)
+    return installed is not None and not _same_file(installed.origin, own)
 
 
 def _same_file(installed: str | None, own: str) -> bool:

@@ -141,7 +141,6 @@ class Reader(Walk):
         name = self.text(name_node)
         if self.transformed_assignment(node, name, when):
             return
-        append = any(c.type == "+=" for c in node.children)
         held = name in self.assignments
         used = name in self.substituted
         value, known = self.assigned_value(node.child_by_field_name("value"))
@@ -149,17 +148,22 @@ class Reader(Walk):
             # `PATH=/x:$PATH` reads PATH only to build PATH: no command shows its value, so the
             # variable is still shown (one inherited from the environment is exported)
             self.substituted.discard(name)
-        if append and name in self.assignments:
-            self.append(name, value, known, when, self.line(node))
-        else:
-            if append and not isinstance(value, list) and name not in self.vars:
-                # `X+=v` of a variable the script never set appends to the environment's X
-                value, known = "${" + name + "}" + (escape_literal(value) if known else value), False
-            self.bind(name, self.into_array(node, name, value, known), known, when, self.line(node))
+        self.bind_assigned(node, name, value, known, when)
         if export or self.allexport is not False:  # `set -a` exports every assignment
             self.note_exported_late(name, held)
             self.exported.add(name)
         self.note_late(name)
+
+    def bind_assigned(self, node: Any, name: str, value: Any, known: bool, when: list[str]) -> None:
+        """An assignment's value bound, or appended (``X+=v``) to the value the script gave X."""
+        append = any(c.type == "+=" for c in node.children)
+        if append and name in self.assignments:
+            self.append(name, value, known, when, self.line(node))
+            return
+        if append and not isinstance(value, list) and name not in self.vars:
+            # `X+=v` of a variable the script never set appends to the environment's X
+            value, known = "${" + name + "}" + (escape_literal(value) if known else value), False
+        self.bind(name, self.into_array(node, name, value, known), known, when, self.line(node))
 
     def note_exported_late(self, name: str, held: bool) -> None:
         """``P=1; python a.py; export P=2``: a.py ran without P, where after ``export P=1`` it saw
@@ -416,14 +420,8 @@ class Reader(Walk):
         return True
 
     def declaration(self, node: Any, when: list[str]) -> None:
-        if self.computed_declaration(node, when):
-            return
         keyword = self.text(node.children[0])
-        if keyword == "local" and not self.frames:
-            self.refuse_local(node, when)
-            return
-        if keyword == "local" and "-" in self.declare_options(node):
-            self.local_options(node, when)
+        if self.special_declaration(node, keyword, when):
             return
         letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
         local = self.declares_local(keyword, letters)
@@ -432,14 +430,29 @@ class Reader(Walk):
             # binding is marked, so `local X=2` never reads as the global `X=2`
             self.shadow(node, when)
             when = [*when, "local"]
-        if "f" in letters and (keyword == "export" or "x" in letters):
+        self.declare_with(node, keyword, letters, local, when)
+
+    def special_declaration(self, node: Any, keyword: str, when: list[str]) -> bool:
+        """Declarations read apart: words bash expands first, `local` outside a function, `local -`."""
+        if self.computed_declaration(node, when):
+            return True
+        if keyword == "local" and not self.frames:
+            self.refuse_local(node, when)
+            return True
+        if keyword == "local" and "-" in self.declare_options(node):
+            self.local_options(node, when)
+            return True
+        return False
+
+    def declare_with(self, node: Any, keyword: str, letters: set[str], local: bool, when: list[str]) -> None:
+        """The names a declaration binds, by its option letters: exported, arrays, read-only."""
+        exported = keyword == "export" or "x" in letters
+        if "f" in letters and exported:
             self.export_named_functions(self.declared_names(node), self.line(node), when)
         if letters - _PLAIN_DECLARE or _takes_away(self.declare_options(node)):
             self.opaque_declaration(node, when, letters)
         else:
-            self.declare_each(
-                node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
-            )
+            self.declare_each(node, when, exported, bool(letters & {"a", "A"}), local)
         if _makes_readonly(keyword, self.declare_options(node)):
             self.make_readonly(self.declared_names(node), not (local or conditional(when)), when)
 

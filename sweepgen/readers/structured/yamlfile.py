@@ -108,6 +108,17 @@ def read_yaml(
     if len(nodes) > 1:
         return _read_documents(nodes, path, version)
     node = nodes[0] if nodes else None
+    result = _read_document(node, path, version)
+    if raw or node is None:
+        return result
+    if version == "omegaconf":
+        result.data = resolve_interpolations(result.data, path)
+    _read_defaults_by_group(result)
+    return result
+
+
+def _read_document(node: yaml.Node | None, path: str, version: str) -> ReadResult:
+    """One document (None: an empty file) built, nothing resolved yet."""
     result = ReadResult(path, None)
     if node is not None:
         try:
@@ -116,11 +127,6 @@ def read_yaml(
             raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
     if result.data is None and version == "omegaconf":
         result.data = {}  # OmegaConf.load reads an empty (or null) document as an empty config
-    if raw or node is None:
-        return result
-    if version == "omegaconf":
-        result.data = resolve_interpolations(result.data, path)
-    _read_defaults_by_group(result)
     return result
 
 
