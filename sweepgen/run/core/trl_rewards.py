@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sweepgen import pysource
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import check_rel
 from sweepgen.run.core import installed_source
@@ -221,4 +222,4 @@ def _names(targets: list[ast.expr]) -> set[str]:
 
 def _script_tree(script: str) -> ast.Module | None:
     """The parsed source of the installed ``trl/scripts/SCRIPT.py``, found without importing trl."""
-    return installed_source.tree("trl", f"scripts/{script}.py")
+    return pysource.parsed(f"trl.scripts.{script}")
