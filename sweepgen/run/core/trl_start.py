@@ -6,14 +6,20 @@ refuses at the run's process count (trl_generation). A key the command line sets
 (``--use_peft``, ``--num_generations 4``) is TRL's over the config: what reads it is not judged.
 
 Each run's rendered config is read once (config_where.rendered) and handed to each judgment.
+
+A search's trials are judged as each starts (trial_refusal), each against the trials still running:
+a refused trial is told as failed and never runs. A refusal reading none of the keys the search
+samples (its axes, its derived keys) would meet every trial, so it is the user's error at the first
+one (every_trial), before any run of the search starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sweepgen.errors import UserError
 from sweepgen.run.core import (
     command_overrides,
     installed_source,
@@ -49,6 +55,46 @@ def check(
         _judge_trl(sweep_dir, configs, script, command or (), gpus_each)
 
 
+# the keys the per-run judgments read from a run's config (env: its block, at the top)
+_READ = frozenset({*trl_generation.READS, "reward_funcs", "num_processes", "accelerate_config", "env"})
+
+
+def trial_refusal(
+    sweep_dir: Path,
+    command: Sequence[str] | None,
+    running: Sequence[RunTask],
+    new: Sequence[RunTask],
+    at_once: int,
+    executor: str,
+    sampled: Collection[str],
+    gpus_each: int | None,
+) -> tuple[UserError, bool] | None:
+    """The refusal of a search trial's runs ``new`` (judged as ``check`` judges a grid's runs, but
+    not against each other's values: a trial's repeats differ in the seed only) or of one naming a
+    vLLM server one of ``running`` names, and whether it would meet every trial of a search that
+    samples the dotted paths ``sampled``; None when the trial's runs may start."""
+    shared = vllm_server.first_shared(sweep_dir, running, new, at_once, executor)
+    script = trl_script(command or ())
+    if shared is not None or script is None:
+        return None if shared is None else (shared, False)  # a server depends on the trials running
+    configs = [(task, rendered(sweep_dir, task)) for task in new]
+    flags = command_overrides.flags_set(command or ())
+    try:
+        _judge_runs(sweep_dir, configs, script, command or (), gpus_each, flags)
+    except UserError as err:
+        return err, _every_trial(err, sampled)
+    return None
+
+
+def _every_trial(refusal: UserError, sampled: Collection[str]) -> bool:
+    """Whether a per-run judgment's refusal would meet every trial: none of the keys the judgments
+    read is sampled (a count on the command line has no key: the same for every trial)."""
+    reached = {
+        part for path in sampled for part in (path.lstrip("+~").split(".")[0], path.rsplit(".", 1)[-1])
+    }
+    return refusal.key is None or not reached & _READ
+
+
 def _refuse(error: Exception | None) -> None:
     if error is not None:
         raise error
@@ -66,6 +112,18 @@ def _judge_trl(
     processes or other GPUs, or sizing a generation batch TRL refuses."""
     on_command_line = command_overrides.flags_set(command)  # TRL takes these over the config
     trl_ignored.check(sweep_dir, configs, on_command_line)
+    _judge_runs(sweep_dir, configs, script, command, gpus_each, on_command_line)
+
+
+def _judge_runs(
+    sweep_dir: Path,
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
+    script: str,
+    command: Sequence[str],
+    gpus_each: int | None,
+    on_command_line: frozenset[str],
+) -> None:
+    """Exit 2 at the first run (in order) whose own config (or the command) a judgment refuses."""
     sized_by_config = not on_command_line & trl_generation.READS
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
