@@ -50,7 +50,10 @@ def check(
     if at_once < 2 and script is None:
         return  # nothing to judge: no config is read
     configs = [(task, rendered(sweep_dir, task)) for task in tasks]
-    _refuse(vllm_server.shared_among(sweep_dir, configs, at_once, executor))
+    flags = command_overrides.flag_values(command or ())
+    _refuse(
+        vllm_server.shared_among(sweep_dir, configs, at_once, executor, vllm_server.on_command_line(flags))
+    )
     if script is not None:
         _judge_trl(sweep_dir, configs, script, command or (), gpus_each)
 
@@ -73,14 +76,15 @@ def trial_refusal(
     not against each other's values: a trial's repeats differ in the seed only) or of one naming a
     vLLM server one of ``running`` names, and whether it would meet every trial of a search that
     samples the dotted paths ``sampled``; None when the trial's runs may start."""
-    shared = vllm_server.first_shared(sweep_dir, running, new, at_once, executor)
+    flags = command_overrides.flag_values(command or ())
+    server_flags = vllm_server.on_command_line(flags)
+    shared = vllm_server.first_shared(sweep_dir, running, new, at_once, executor, server_flags)
     script = trl_script(command or ())
     if shared is not None or script is None:
         return None if shared is None else (shared, False)  # a server depends on the trials running
     configs = [(task, rendered(sweep_dir, task)) for task in new]
-    flags = command_overrides.flags_set(command or ())
     try:
-        _judge_runs(sweep_dir, configs, script, command or (), gpus_each, flags)
+        _judge_runs(sweep_dir, configs, script, command or (), gpus_each, frozenset(flags))
     except UserError as err:
         return err, _every_trial(err, sampled)
     return None
