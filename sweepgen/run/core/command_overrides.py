@@ -69,6 +69,17 @@ def flag_values(argv: Sequence[str]) -> dict[str, str | None]:
     return values
 
 
+_TRUE, _FALSE = {"true", "yes", "t", "y", "1"}, {"false", "no", "f", "n", "0"}  # HfArgumentParser's
+
+
+def flag_bool(value: str | None) -> bool | str:
+    """A boolean flag's value as HfArgumentParser reads it (a bare ``--use_vllm`` is true); a word
+    it does not read as one, as written."""
+    if value is None or value.lower() in _TRUE:
+        return True
+    return False if value.lower() in _FALSE else value
+
+
 def _check_folders(argv: Sequence[str], who: str) -> None:
     """``--output_dir runs/x`` (or ``trainer.output_dir=runs/x``) in --command: the command line wins
     over each run's config, so every run would write its checkpoints, trainer state and logs into

@@ -2,15 +2,17 @@
 runs at once (vllm_server), runs differing only in a value TRL ignores (trl_ignored), a reward
 function TRL cannot load (trl_rewards), more accelerate processes than a run's GPUs
 (trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
-refuses at the run's process count (trl_generation). A key the command line sets as a flag
-(``--use_peft``, ``--num_generations 4``) is TRL's over the config: what reads it is not judged.
+refuses at the run's process count (trl_generation); and, for runs started on this machine, a
+local dataset folder that is not there (trl_dataset) or bf16 without a GPU (trl_precision), judged
+after the rest. A key the command line sets as a flag (``--use_peft``, ``--num_generations 4``) is
+TRL's over the config: what reads it from the config is not judged (``--bf16 false`` is read).
 
 Each run's rendered config is read once (config_where.rendered) and handed to each judgment.
 
 A search's trials are judged as each starts (trial_refusal), each against the trials still running:
 a refused trial is told as failed and never runs. A refusal reading none of the keys the search
 samples (its axes, its derived keys) would meet every trial, so it is the user's error at the first
-one (every_trial), before any run of the search starts.
+one (_every_trial), before any run of the search starts.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from sweepgen.errors import UserError
 from sweepgen.run.core import (
     command_overrides,
     installed_source,
+    trl_dataset,
     trl_env,
     trl_generation,
     trl_ignored,
+    trl_precision,
     trl_processes,
     trl_rewards,
     vllm_server,
@@ -55,11 +59,14 @@ def check(
         vllm_server.shared_among(sweep_dir, configs, at_once, executor, vllm_server.on_command_line(flags))
     )
     if script is not None:
-        _judge_trl(sweep_dir, configs, script, command or (), gpus_each)
+        _judge_trl(sweep_dir, configs, script, command or (), gpus_each, executor == "local")
 
 
 # the keys the per-run judgments read from a run's config (env: its block, at the top)
-_READ = frozenset({*trl_generation.READS, "reward_funcs", "num_processes", "accelerate_config", "env"})
+_READ = frozenset(
+    {*trl_generation.READS, "reward_funcs", "num_processes", "accelerate_config", "env", "dataset_name"}
+    | {"datasets", "bf16", "fp16", "use_cpu"}
+)
 
 
 def trial_refusal(
@@ -84,7 +91,7 @@ def trial_refusal(
         return None if shared is None else (shared, False)  # a server depends on the trials running
     configs = [(task, rendered(sweep_dir, task)) for task in new]
     try:
-        _judge_runs(sweep_dir, configs, script, command or (), gpus_each, frozenset(flags))
+        _judge_runs(sweep_dir, configs, script, command or (), gpus_each, flags, executor == "local")
     except UserError as err:
         return err, _every_trial(err, sampled)
     return None
@@ -110,13 +117,15 @@ def _judge_trl(
     script: str,
     command: Sequence[str],
     gpus_each: int | None,
+    local: bool,
 ) -> None:
     """Exit 2 when the runs differ only in a value TRL ignores, else at the first run (in order)
     naming a reward function TRL cannot load, asking (each run given ``gpus_each`` GPUs) for more
-    processes or other GPUs, or sizing a generation batch TRL refuses."""
-    on_command_line = command_overrides.flags_set(command)  # TRL takes these over the config
-    trl_ignored.check(sweep_dir, configs, on_command_line)
-    _judge_runs(sweep_dir, configs, script, command, gpus_each, on_command_line)
+    processes or other GPUs, sizing a generation batch TRL refuses or, run here (``local``), naming
+    a local dataset folder that is not there or training in bf16 on a machine without a GPU."""
+    flags = command_overrides.flag_values(command)  # TRL takes these over the config
+    trl_ignored.check(sweep_dir, configs, frozenset(flags))
+    _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
 
 
 def _judge_runs(
@@ -125,10 +134,14 @@ def _judge_runs(
     script: str,
     command: Sequence[str],
     gpus_each: int | None,
-    on_command_line: frozenset[str],
+    flags: Mapping[str, str | None],
+    local: bool,
 ) -> None:
     """Exit 2 at the first run (in order) whose own config (or the command) a judgment refuses."""
+    on_command_line = flags.keys()
     sized_by_config = not on_command_line & trl_generation.READS
+    # no GPU given (--gpus says there are) and none on this machine
+    cpu_only = local and gpus_each is None and trl_precision.no_accelerator()
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
     for task, config in configs:
@@ -141,3 +154,20 @@ def _judge_runs(
         processes = trl_processes.asked(config, counts) or (1 if gpus_each == 1 else None)
         if sized_by_config:
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
+    for task, config in configs:  # after what the config says of TRL: then what it needs of the machine
+        _judge_here(sweep_dir, task, config, flags, local, cpu_only)
+
+
+def _judge_here(
+    sweep_dir: Path,
+    task: RunTask,
+    config: Mapping[str, Any],
+    flags: Mapping[str, str | None],
+    local: bool,
+    cpu_only: bool,
+) -> None:
+    """What a run started on this machine (``local``) needs of it: its dataset folder, a GPU for bf16."""
+    if local and "dataset_name" not in flags:
+        trl_dataset.judge(sweep_dir, task, config)
+    if cpu_only:
+        trl_precision.judge(sweep_dir, task, config, flags)

@@ -42,7 +42,6 @@ _HINT = (
 
 _NO_FLAGS: Mapping[str, Any] = MappingProxyType({})
 _KEYS = ("use_vllm", "vllm_mode", "vllm_server_base_url", "vllm_server_host", "vllm_server_port")
-_TRUE, _FALSE = {"true", "yes", "t", "y", "1"}, {"false", "no", "f", "n", "0"}  # HfArgumentParser's
 
 
 def on_command_line(flags: Mapping[str, str | None]) -> dict[str, Any] | None:
@@ -58,10 +57,8 @@ def on_command_line(flags: Mapping[str, str | None]) -> dict[str, Any] | None:
 
 
 def _as_config(key: str, value: str | None) -> Any:
-    if key == "use_vllm":  # a bare `--use_vllm` is true, as argparse's `nargs="?", const=True`
-        return (
-            True if value is None or value.lower() in _TRUE else (False if value.lower() in _FALSE else value)
-        )
+    if key == "use_vllm":
+        return command_overrides.flag_bool(value)
     if key == "vllm_server_port" and value is not None and value.isdigit():
         return int(value)
     return value
