@@ -108,3 +108,15 @@ def test_a_dataset_that_loads_is_left_alone(tmp_path, monkeypatch, extra, comman
     _sweep(tmp_path, {"bf16": False, **extra})
     code, output = _run(command=command)
     assert code == 0, output
+
+
+def test_a_trl_of_another_environment_is_not_judged_for_bf16(tmp_path, monkeypatch, cpu_only):
+    """Its transformers is not known here (installed_source.same_environment)."""
+    monkeypatch.chdir(tmp_path)
+    program = tmp_path / "other-env" / "bin" / "trl"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    _sweep(tmp_path, {})
+    code, output = _run(command=f"{program} dpo --config {{config}}")
+    assert code == 0, output

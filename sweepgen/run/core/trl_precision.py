@@ -7,7 +7,8 @@ TrainingArguments raises "Your setup doesn't support bf16/gpu" when no GPU suppo
 needing ``--rerun-failed``. The machine is judged by its device nodes (no torch is imported): Linux
 with none of those NVIDIA (CUDA), AMD (ROCm), WSL, Intel (XPU), Gaudi or TPU, Inferentia and Ascend
 devices make. Any other system (macOS: MPS supports bf16) is not judged, nor are Slurm runs (they
-run on other machines).
+run on other machines), nor a command whose program is not installed beside sweepgen (its
+transformers is not known here: installed_source.same_environment).
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], flags: Mapp
         if "bf16" in config
         else key_location(sweep_dir, task, ()),
         key="bf16",
-        hint="set `bf16: false` in the spec's base for a CPU run (or `use_cpu: true`), or run it on a "
-        "machine with a GPU",
+        hint="add `bf16: false` to the config (the spec's base) for a CPU run, or `use_cpu: true`; or "
+        "run it on a machine with a GPU",
     )
 
 

@@ -140,10 +140,11 @@ def _judge_runs(
     """Exit 2 at the first run (in order) whose own config (or the command) a judgment refuses."""
     on_command_line = flags.keys()
     sized_by_config = not on_command_line & trl_generation.READS
-    # no GPU given (--gpus says there are) and none on this machine
-    cpu_only = local and gpus_each is None and trl_precision.no_accelerator()
-    counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
+    # no GPU given (--gpus says there are), none on this machine, and the run's transformers is the one
+    # installed here (another environment's is not known to raise)
+    cpu_only = local and gpus_each is None and defaults and trl_precision.no_accelerator()
+    counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
     for task, config in configs:
         if "reward_funcs" not in on_command_line:
             trl_rewards.judge(sweep_dir, task, config, script, command)
