@@ -141,9 +141,6 @@ def _judge_runs(
     on_command_line = flags.keys()
     sized_by_config = not on_command_line & trl_generation.READS
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
-    # no GPU given (--gpus says there are), none on this machine, and the run's transformers is the one
-    # installed here (another environment's is not known to raise)
-    cpu_only = local and gpus_each is None and defaults and trl_precision.no_accelerator()
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
     for task, config in configs:
         if "reward_funcs" not in on_command_line:
@@ -155,20 +152,22 @@ def _judge_runs(
         processes = trl_processes.asked(config, counts) or (1 if gpus_each == 1 else None)
         if sized_by_config:
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
-    for task, config in configs:  # after what the config says of TRL: then what it needs of the machine
-        _judge_here(sweep_dir, task, config, flags, local, cpu_only)
+    if local:  # after what the configs say of TRL: then what they need of this machine
+        _judge_here(sweep_dir, configs, flags, gpus_each is None and defaults)
 
 
 def _judge_here(
     sweep_dir: Path,
-    task: RunTask,
-    config: Mapping[str, Any],
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
     flags: Mapping[str, str | None],
-    local: bool,
-    cpu_only: bool,
+    bf16_judged: bool,
 ) -> None:
-    """What a run started on this machine (``local``) needs of it: its dataset folder, a GPU for bf16."""
-    if local and "dataset_name" not in flags:
-        trl_dataset.judge(sweep_dir, task, config)
-    if cpu_only:
-        trl_precision.judge(sweep_dir, task, config, flags)
+    """What runs started on this machine need of it: their dataset folders, and a GPU for bf16 where
+    ``bf16_judged`` (no GPU given: --gpus says there are; the run's transformers installed here:
+    another environment's is not known to raise) and the machine has none."""
+    cpu_only = bf16_judged and trl_precision.no_accelerator()
+    for task, config in configs:
+        if "dataset_name" not in flags:
+            trl_dataset.judge(sweep_dir, task, config)
+        if cpu_only:
+            trl_precision.judge(sweep_dir, task, config, flags)
