@@ -120,3 +120,30 @@ def test_a_trl_of_another_environment_is_not_judged_for_bf16(tmp_path, monkeypat
     _sweep(tmp_path, {})
     code, output = _run(command=f"{program} dpo --config {{config}}")
     assert code == 0, output
+
+
+# the `trl` program installed beside this interpreter: its CLI's commands are read from its source
+TRL_CLI = shlex.quote(str(Path(sys.executable).parent / "trl"))
+
+
+@pytest.mark.parametrize(
+    ("command", "close"), [("online_dpo", None), ("grop", "grpo"), ("rewards", "reward")]
+)
+def test_a_command_the_installed_trl_cli_does_not_have_is_refused_before_any_run(
+    tmp_path, monkeypatch, command, close
+):
+    """`trl online_dpo` (an experimental trainer with no CLI command) failed in every run, at its start."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False})
+    code, output = _run(command=f"{TRL_CLI} {command} --config {{config}}")
+    assert code == 2, output
+    assert f"runs `trl {command}`, but the installed trl has no such command" in output
+    assert "dpo, env, grpo" in output and "Traceback" not in output
+    assert (f"did you mean `trl {close}`?" in output) == (close is not None)
+
+
+def test_a_command_the_trl_cli_has_is_left_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False})
+    code, output = _run(command=f"{TRL_CLI} dpo --config {{config}}")
+    assert code == 0, output

@@ -86,9 +86,8 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
             required.append(f.name)  # a field with neither has no default either
     if report_to.FIELD in props:
         report_to.restrict(props[report_to.FIELD], report_to.tracker_names(cls))
-    guarded = code_choices.close_strings(props, [cls.__module__])
-    if trl_raises.from_hugging_face(cls):  # what its __post_init__ (or PEFT) raises at the run's start
-        guarded += trl_raises.refused(props)
+    # and what its __post_init__ (or PEFT) raises at the run's start
+    guarded = [*code_choices.close_strings(props, [cls.__module__]), *trl_raises.class_rules(cls, props)]
     out: dict[str, Any] = {
         "title": cls.__name__,
         "type": "object",

@@ -20,9 +20,16 @@ def from_hugging_face(cls: type) -> bool:
     return any(str(getattr(c, "__module__", "")).partition(".")[0] in _PACKAGES for c in cls.__mro__)
 
 
-def validator_schema(fields: Collection[str]) -> dict[str, Any] | None:
-    """The rules for a class with ``fields``, as a schema a config is validated against besides
-    its types; None when none applies."""
+def class_rules(cls: type, props: dict[str, Any]) -> list[dict[str, Any]]:
+    """``refused`` for a Hugging Face class's ``props`` (its export); none for any other class."""
+    return refused(props) if from_hugging_face(cls) else []
+
+
+def validator_schema(cls: type, fields: Collection[str]) -> dict[str, Any] | None:
+    """The rules for a Hugging Face class with ``fields``, as a schema a config is validated against
+    besides its types; None for any other class, or when none applies."""
+    if not from_hugging_face(cls):
+        return None
     props: dict[str, Any] = {name: {} for name in fields}
     rules = refused(props)
     held = {name: prop for name, prop in props.items() if prop}

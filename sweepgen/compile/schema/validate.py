@@ -162,7 +162,7 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
     choices = {**_documented_choices(cls, hints), **cast_choices(cls, hints), **_trackers(cls)}
     guarded = _guarded_choices(cls, hints)
     # what the class's __post_init__ (or PEFT) raises at the run's start, as the export says it
-    raises = trl_raises.validator_schema(known) if trl_raises.from_hugging_face(cls) else None
+    raises = trl_raises.validator_schema(cls, known)
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
         try:

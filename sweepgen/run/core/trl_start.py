@@ -1,4 +1,5 @@
-"""What `run` refuses in the runs' rendered trainer configs before any starts: one vLLM server for
+"""What `run` refuses in the runs' rendered trainer configs before any starts: a ``trl`` command the
+installed TRL CLI does not have (trl_command), one vLLM server for
 runs at once (vllm_server), runs differing only in a value TRL ignores (trl_ignored), a reward
 function TRL cannot load (trl_rewards), more accelerate processes than a run's GPUs
 (trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
@@ -25,6 +26,7 @@ from sweepgen.errors import UserError
 from sweepgen.run.core import (
     command_overrides,
     installed_source,
+    trl_command,
     trl_dataset,
     trl_env,
     trl_generation,
@@ -50,6 +52,7 @@ def check(
     """Exit 2 when the ``tasks`` about to start (``at_once`` of them together, by ``executor``, each
     given ``gpus_each`` GPUs, None: not limited) would share a vLLM server or, run by ``command``
     as TRL's training script, fail or train alike as the module's docstring lists."""
+    trl_command.check(command or ())  # `trl online_dpo`: no such command
     script = trl_script(command or ())
     if at_once < 2 and script is None:
         return  # nothing to judge: no config is read
@@ -83,18 +86,32 @@ def trial_refusal(
     not against each other's values: a trial's repeats differ in the seed only) or of one naming a
     vLLM server one of ``running`` names, and whether it would meet every trial of a search that
     samples the dotted paths ``sampled``; None when the trial's runs may start."""
-    flags = command_overrides.flag_values(command or ())
+    argv = command or ()
+    flags = command_overrides.flag_values(argv)
     server_flags = vllm_server.on_command_line(flags)
     shared = vllm_server.first_shared(sweep_dir, running, new, at_once, executor, server_flags)
-    script = trl_script(command or ())
-    if shared is not None or script is None:
-        return None if shared is None else (shared, False)  # a server depends on the trials running
-    configs = [(task, rendered(sweep_dir, task)) for task in new]
+    if shared is not None:
+        return shared, False  # a server depends on the trials running
     try:
-        _judge_runs(sweep_dir, configs, script, command or (), gpus_each, flags, executor == "local")
+        _judge_trial(sweep_dir, new, argv, gpus_each, flags, executor == "local")
     except UserError as err:
         return err, _every_trial(err, sampled)
     return None
+
+
+def _judge_trial(
+    sweep_dir: Path,
+    new: Sequence[RunTask],
+    command: Sequence[str],
+    gpus_each: int | None,
+    flags: Mapping[str, str | None],
+    local: bool,
+) -> None:
+    trl_command.check(command)
+    script = trl_script(command)
+    if script is not None:
+        configs = [(task, rendered(sweep_dir, task)) for task in new]
+        _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
 
 
 def _every_trial(refusal: UserError, sampled: Collection[str]) -> bool:
