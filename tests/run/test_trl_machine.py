@@ -147,3 +147,17 @@ def test_a_command_the_trl_cli_has_is_left_alone(tmp_path, monkeypatch):
     _sweep(tmp_path, {"bf16": False})
     code, output = _run(command=f"{TRL_CLI} dpo --config {{config}}")
     assert code == 0, output
+
+
+@pytest.mark.parametrize(("offline", "refused"), [(True, True), (False, False)])
+def test_a_hub_id_under_a_folder_of_that_name_is_judged_only_offline(tmp_path, monkeypatch, offline, refused):
+    """`trl-lib/ultrafeedback_binarized` with a folder `trl-lib/` here (holding another dataset, no
+    name close to it) is a Hub id while the Hub is on; offline, `load_dataset` cannot get it."""
+    monkeypatch.chdir(tmp_path)
+    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(key, raising=False)
+    (tmp_path / "trl-lib" / "tldr").mkdir(parents=True)
+    env = {"env": {"HF_HUB_OFFLINE": "1"}} if offline else {}
+    _sweep(tmp_path, {"bf16": False, "dataset_name": "trl-lib/ultrafeedback_binarized", **env})
+    code, output = _run()
+    assert code == (2 if refused else 0), output
