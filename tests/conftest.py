@@ -113,6 +113,11 @@ def _hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
         monkeypatch.setenv(key, value)
     # CI=true turns check's fast path off (sweepgen.compile.output.lock_digest); tests that want it set it
     monkeypatch.delenv("CI", raising=False)
+    # the TRL configs of the tests stand for GPU runs (TRL's bf16 default): `run` judges bf16 against
+    # this machine's devices only where a test asks (tests/run/test_trl_machine.py)
+    from sweepgen.run.core import trl_precision
+
+    monkeypatch.setattr(trl_precision, "no_accelerator", lambda: False)
 
 
 @pytest.fixture

@@ -158,3 +158,47 @@ def test_the_committed_trl_schema_file_is_the_export_of_the_installed_trl():
     assert "cosine" in schema["properties"]["lr_scheduler_type"]["enum"]
     assert "anyOf" not in schema["properties"]["lr_scheduler_type"]
     assert schema["x-sweepgen"]["package"] == "trl"
+
+
+@pytest.mark.parametrize(
+    ("bad", "key", "says"),
+    [
+        ("  num_generations: 1", "num_generations: 1", "compare at least 2 completions of each prompt"),
+        (
+            "  num_generations: 8\n  generation_batch_size: 16\n  steps_per_generation: 2",
+            "steps_per_generation: 2",
+            "generation_batch_size or steps_per_generation, not both",
+        ),
+    ],
+)
+def test_a_class_schema_refuses_what_trl_raises_at_the_start_as_the_command_schema_does(
+    trl_project, bad, key, says
+):
+    """`schema: trl:GRPOConfig` took a group size of 1 and both ways of sizing the generation batch,
+    which GRPOConfig's __post_init__ raises for at the run's start; `trl:grpo` refused them."""
+    spec = Path(SPEC)
+    spec.write_text(spec.read_text().replace("  num_generations: 8", bad))
+    result = cli("check", SPEC)
+    assert result.exit_code == 2, result.output
+    assert f"{SPEC}:{line_of(SPEC, key)}:" in result.output and says in result.output
+
+
+def test_the_class_export_carries_the_refusals_and_a_project_class_does_not(tmp_path):
+    import dataclasses
+    import json
+
+    from sweepgen.compile.schema import export, jsonschema_subset
+
+    schema = json.loads((ROOT / "schemas" / "trl_grpo_config.json").read_text())
+    problems = jsonschema_subset.validate({"generation_batch_size": 16, "steps_per_generation": 2}, schema)
+    assert [p for p, _ in problems] == ["steps_per_generation"]
+    assert jsonschema_subset.validate({"num_generations": 1}, schema)
+
+    @dataclasses.dataclass
+    class Own:  # a project's own class: its num_generations is its own
+        num_generations: int = 1
+        generation_batch_size: int = 2
+        steps_per_generation: int = 1
+
+    own = export.export("mine:Own", Own)
+    assert "allOf" not in own and not jsonschema_subset.validate({"num_generations": 1}, own)

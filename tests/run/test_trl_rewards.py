@@ -145,3 +145,15 @@ def test_a_module_binding_names_it_does_not_spell_is_not_judged(tmp_path, monkey
     _sweep(tmp_path, ["my_rewards.accuracy"])
     code, said = _run()
     assert code == 0, said
+
+
+def test_one_string_of_reward_functions_is_refused(tmp_path, monkeypatch):
+    """`reward_funcs: accuracy_reward` (no list): TRL's script loops over the string, one character a
+    name, and fails at the run's start ("Could not load reward function 'a'")."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, "accuracy_reward")
+    code, said = _run()
+    assert code == 2, said
+    assert f"generated/t/beta1.yaml:{_line('reward_funcs: accuracy_reward')}:" in said
+    assert "reward_funcs is one string, 'accuracy_reward'" in said
+    assert "write a list: `reward_funcs: [accuracy_reward]`" in said and "Traceback" not in said

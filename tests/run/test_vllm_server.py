@@ -118,3 +118,45 @@ def test_a_search_trial_on_the_vllm_server_of_a_running_trial_is_refused_before_
     assert "refused before it ran" in said or "refused (" in said, said
     assert "would share the vLLM server http://localhost:8000" in said, said
     assert len(logs) == 1  # the refused trial never started
+
+
+def test_the_command_line_s_server_flags_are_every_run_s(tmp_path, monkeypatch):
+    """`--use_vllm --vllm_mode server` on --command (TRL takes the command line over the config)
+    gives every run TRL's default server: configs that never name one share it all the same."""
+    monkeypatch.chdir(tmp_path)
+    configs = {f"beta{b}": {"beta": b, "output_dir": f"runs/t/beta{b}"} for b in (1, 2)}
+    make_config_sweep(
+        tmp_path, configs, sweep="t", values={n: {"beta": c["beta"]} for n, c in configs.items()}
+    )
+    command = "true {config} --use_vllm --vllm_mode=server"
+    result = CliRunner().invoke(
+        main, ["run", "generated/t", "--command", command, "--dry-run", "--jobs", "2"]
+    )
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, said
+    assert "would share the vLLM server http://localhost:8000" in said
+    assert "--command sets `--use_vllm --vllm_mode server` for every run" in said
+    assert "Traceback" not in said
+
+
+@pytest.mark.parametrize(
+    ("flags", "shared"),
+    [
+        ({"vllm_server_host": "10.0.0.5"}, True),  # one host for every Slurm job: one server
+        ({"vllm_server_host": "10.0.0.5", "vllm_server_port": "{name}"}, False),  # filled per run
+        ({"vllm_mode": "colocate"}, False),  # each run its own engine
+        ({"use_vllm": "false"}, False),
+        ({}, False),  # loopback on Slurm: a server on each job's own node
+    ],
+)
+def test_a_server_the_command_line_names_is_judged_as_each_run_s(tmp_path, monkeypatch, flags, shared):
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {})
+    tasks = load_sweep(Path("generated/t"), command=("true", "{config}")).tasks
+    on_line = vllm_server.on_command_line(flags)
+    if not shared:
+        vllm_server.check(Path("generated/t"), tasks, 2, "slurm", on_line)
+        return
+    with pytest.raises(Exception, match="share the vLLM server http://10.0.0.5:8000") as err:
+        vllm_server.check(Path("generated/t"), tasks, 2, "slurm", on_line)
+    assert "--command sets `--vllm_server_host 10.0.0.5`" in err.value.message

@@ -15,13 +15,12 @@ chain of one field under one condition are joined, so a value some chain handles
 
 from __future__ import annotations
 
-import ast
 import copy
 import functools
-import importlib.util
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from sweepgen import pysource
 from sweepgen.compile.schema import code_guards, jsonschema_subset, string_values
 from sweepgen.compile.schema.code_chains import closed_choices
 from sweepgen.compile.schema.code_guards import Found, When
@@ -108,30 +107,12 @@ def _found_in_module(module: str) -> tuple[Found, ...]:
     """Every field the module's code closes, always or under a condition: its source parsed once per
     process (a `check` of several specs naming one class, and the class's schema and validator,
     read it once)."""
-    tree = _tree(module)
+    tree = pysource.parsed(module)
     if tree is None:
         return ()
     always = [Found(name, c.values, module, c.line) for name, c in closed_choices(tree).items()]
-    return (*always, *code_guards.guarded(module, _tree))
-
-
-@functools.lru_cache(maxsize=64)
-def _tree(module: str) -> ast.Module | None:
-    source_path = _source_file(module)
-    if source_path is None:
-        return None
-    with open(source_path, encoding="utf-8") as fh:
-        return ast.parse(fh.read())
+    return (*always, *code_guards.guarded(module, pysource.parsed))
 
 
 def _with_trainer(module: str) -> tuple[str, ...]:
     return (module, module[: -len("_config")] + "_trainer") if module.endswith("_config") else (module,)
-
-
-def _source_file(module: str) -> str | None:
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    origin = spec.origin if spec else None
-    return origin if origin and origin.endswith(".py") else None

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from sweepgen.compile.schema import code_choices, report_to, string_values
+from sweepgen.compile.schema import code_choices, report_to, string_values, trl_raises
 from sweepgen.compile.schema.enum_cast import enum_only_hints
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.errors import UserError
@@ -86,7 +86,8 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
             required.append(f.name)  # a field with neither has no default either
     if report_to.FIELD in props:
         report_to.restrict(props[report_to.FIELD], report_to.tracker_names(cls))
-    guarded = code_choices.close_strings(props, [cls.__module__])
+    # and what its __post_init__ (or PEFT) raises at the run's start
+    guarded = [*code_choices.close_strings(props, [cls.__module__]), *trl_raises.class_rules(cls, props)]
     out: dict[str, Any] = {
         "title": cls.__name__,
         "type": "object",

@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from sweepgen import safefs
-from sweepgen.compile.schema import accelerate_launch, code_choices, export
+from sweepgen.compile.schema import accelerate_launch, code_choices, export, trl_raises
 from sweepgen.errors import Location, SpecError
 
 # `trl:grpo` names a command (lower case); `trl:GRPOConfig` names a class and stays a class schema
@@ -38,99 +38,6 @@ _ENV = {
     "additionalProperties": {"type": ["string", "number", "boolean"]},
     "description": "environment variables `trl` sets before training",
 }
-# ModelConfig's `lora_target_modules` as one string is PEFT's regular expression, which a module's
-# whole name must match: "q_proj,v_proj" (a list written as a comma string) matches no module name
-# (none holds a comma), and PEFT raises "Target modules ... not found" after the model is loaded
-_COMMA_LIST = {
-    "type": "string",
-    "pattern": r"^\s*[A-Za-z0-9_.]+(\s*,\s*[A-Za-z0-9_.]+)+\s*$",
-    "$comment": "a string is one regular expression to PEFT, and no module name holds a comma: "
-    "write a list, e.g. [q_proj, v_proj]",
-}
-# ...and ModelConfig makes a one-item list its item (`[q_proj]` is "q_proj"): one layer's short name,
-# which names a module inside a block (`model.layers.0.self_attn.q_proj`), matches no whole name.
-# Only names that are never a model's top-level module are listed (`lm_head` alone is one, and taken)
-_LAYER_NAMES = (
-    "q_proj|k_proj|v_proj|o_proj|qkv_proj|gate_proj|up_proj|down_proj|gate_up_proj|c_attn|c_proj|c_fc|"
-    "query_key_value|query|key|value|dense|dense_h_to_4h|dense_4h_to_h|fc1|fc2|out_proj|in_proj|"
-    "w1|w2|w3|wq|wk|wv|wo|Wqkv|embed_tokens"
-)
-_ONE_LAYER = {"type": "string", "pattern": rf"^(?:{_LAYER_NAMES})$"}
-_ONE_LAYER_NAME = {
-    "anyOf": [_ONE_LAYER, {"type": "array", "minItems": 1, "maxItems": 1, "items": _ONE_LAYER}],
-    "$comment": "TRL makes a one-item list its item, and PEFT reads one string as a regular expression "
-    "a module's whole name must match (model.layers.0.self_attn.q_proj): a layer's short name alone "
-    r"matches no module; write a pattern, e.g. ['.*\.q_proj'], or two names, e.g. [q_proj, v_proj]",
-}
-# transformers' TrainingArguments.__post_init__ (`_validate_args`): `load_best_model_at_end` needs
-# the save strategy to be the eval strategy's (or "best"), each unset one at its default (eval "no",
-# save "steps"); else every run fails at its start
-_BEST_NEEDS = (
-    "load_best_model_at_end needs save_strategy to match eval_strategy (unset: eval 'no', save "
-    "'steps'), or 'best'"
-)
-
-
-def _best_model_rules(eval_strategy: str | None, saves: list[str]) -> list[dict[str, Any]]:
-    """With ``load_best_model_at_end: true`` and ``eval_strategy`` (None: unset, or its default
-    "no"), ``save_strategy`` must be one of ``saves``; unset (its default "steps") where that is
-    none of them, refused at ``load_best_model_at_end``'s line (no key to name)."""
-    evals = {"enum": [eval_strategy]} if eval_strategy else {"not": {"enum": ["steps", "epoch"]}}
-    when = {
-        "properties": {"load_best_model_at_end": {"const": True}, "eval_strategy": evals},
-        "required": ["load_best_model_at_end", *(["eval_strategy"] if eval_strategy else [])],
-    }
-    rules: list[dict[str, Any]] = [
-        {"if": when, "then": {"properties": {"save_strategy": {"enum": saves, "$comment": _BEST_NEEDS}}}}
-    ]
-    if "steps" not in saves:
-        unset = {**when, "not": {"required": ["save_strategy"]}}
-        refused = {"not": {"const": True, "$comment": f"{_BEST_NEEDS}; save_strategy is unset"}}
-        rules.append({"if": unset, "then": {"properties": {"load_best_model_at_end": refused}}})
-    return rules
-
-
-_BEST_MODEL = [
-    *_best_model_rules("steps", ["steps", "best"]),
-    *_best_model_rules("epoch", ["epoch", "best"]),
-    *_best_model_rules(None, ["no", "best"]),
-]
-# GRPOConfig's and RLOOConfig's __post_init__ raise for these whatever the process count: both
-# ways of sizing the generation batch set, or fewer than 2 completions a prompt (None fails too)
-_GENERATION_KEYS = {"generation_batch_size", "steps_per_generation", "num_generations"}
-_GENERATION: list[dict[str, Any]] = [
-    {
-        "if": {
-            "properties": {
-                "generation_batch_size": {"type": "integer"},
-                "steps_per_generation": {"type": "integer"},
-            },
-            "required": ["generation_batch_size", "steps_per_generation"],
-        },
-        "then": {
-            "properties": {
-                "steps_per_generation": {
-                    "not": {
-                        "type": "integer",
-                        "$comment": "TRL takes generation_batch_size or steps_per_generation, not both: "
-                        "remove one",
-                    }
-                }
-            }
-        },
-    },
-    {
-        "properties": {
-            "num_generations": {
-                "not": {
-                    "anyOf": [{"type": "null"}, {"type": "integer", "maximum": 1}],
-                    "$comment": "GRPO and RLOO compare at least 2 completions of each prompt",
-                }
-            }
-        }
-    },
-]
-_BEST_KEYS = {"load_best_model_at_end", "eval_strategy", "save_strategy"}
 # raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
 # (2: fields a class converts between one value and a list take both; 3: fields mapped from
 # constants, and the `accelerate launch` options; 4: string options the trainer's code closes;
@@ -140,16 +47,6 @@ _BEST_KEYS = {"load_best_model_at_end", "eval_strategy", "save_strategy"}
 # 7: `lora_target_modules` not one layer's short name; `load_best_model_at_end`'s strategies;
 # GRPO's and RLOO's generation batch)
 CACHE_FORMAT = 7
-
-
-def _refused_where_trl_raises(props: dict[str, Any]) -> list[dict[str, Any]]:
-    """What TRL, transformers or PEFT refuse that the types do not say: ``lora_target_modules``'s
-    forms (set on its property), and the rules across fields the schema holds."""
-    if "lora_target_modules" in props:
-        props["lora_target_modules"]["not"] = _COMMA_LIST
-        props["lora_target_modules"].setdefault("allOf", []).append({"not": _ONE_LAYER_NAME})
-    best = _BEST_MODEL if set(props) >= _BEST_KEYS else []
-    return [*best, *(_GENERATION if set(props) >= _GENERATION_KEYS else [])]
 
 
 def command_of(ref: str) -> str | None:
@@ -242,7 +139,7 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
     props, required = _class_fields(classes)
     guarded = [
         *code_choices.close_strings(props, [c.__module__ for c in classes]),
-        *_refused_where_trl_raises(props),
+        *trl_raises.refused(props),
     ]
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():

@@ -34,6 +34,7 @@ from sweepgen.compile.schema import (
     string_values,
     suggest,
     trl_cli,
+    trl_raises,
 )
 from sweepgen.compile.schema import export as schema_export
 from sweepgen.compile.schema.code_guards import When
@@ -161,6 +162,8 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
     known = sorted(fields)
     choices = {**_documented_choices(cls, hints), **cast_choices(cls, hints), **_trackers(cls)}
     guarded = _guarded_choices(cls, hints)
+    # what the class's __post_init__ (or PEFT) raises at the run's start, as the export says it
+    raises = trl_raises.validator_schema(cls, known)
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
         try:
@@ -174,7 +177,7 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             (name, jsonschema_subset.not_one_of(config[name], {"enum": allowed, "$comment": why}))
             for name, (allowed, why) in held
             if isinstance(config.get(name), str) and config[name] not in allowed
-        ]
+        ] + (jsonschema_subset.validate(config, raises) if raises else [])
 
     return validate
 

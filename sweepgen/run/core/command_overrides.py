@@ -58,6 +58,28 @@ def flags_set(argv: Sequence[str]) -> frozenset[str]:
     )
 
 
+def flag_values(argv: Sequence[str]) -> dict[str, str | None]:
+    """Key (with underscores) -> the value ``argv`` gives it as a ``--flag`` (the last one wins, as
+    argparse takes it); None for a bare flag (``--use_vllm``: true for a boolean field)."""
+    values: dict[str, str | None] = {}
+    for word, flag, name, value in _settings(_words(argv)):
+        if flag:
+            bare = value is None or ("=" not in word and value.startswith("--"))  # the next flag
+            values[name.replace("-", "_")] = None if bare else value
+    return values
+
+
+_TRUE, _FALSE = {"true", "yes", "t", "y", "1"}, {"false", "no", "f", "n", "0"}  # HfArgumentParser's
+
+
+def flag_bool(value: str | None) -> bool | str:
+    """A boolean flag's value as HfArgumentParser reads it (a bare ``--use_vllm`` is true); a word
+    it does not read as one, as written."""
+    if value is None or value.lower() in _TRUE:
+        return True
+    return False if value.lower() in _FALSE else value
+
+
 def _check_folders(argv: Sequence[str], who: str) -> None:
     """``--output_dir runs/x`` (or ``trainer.output_dir=runs/x``) in --command: the command line wins
     over each run's config, so every run would write its checkpoints, trainer state and logs into
@@ -65,7 +87,7 @@ def _check_folders(argv: Sequence[str], who: str) -> None:
     X`` starts every run from one checkpoint's state."""
     for word, flag, name, value in _settings(_words(argv)):
         key = name.replace("-", "_") if flag else name.rsplit(".", 1)[-1]
-        shared = value is not None and not _filled_per_run(value)
+        shared = value is not None and not filled_per_run(value)
         if key == _RESUME and shared and str(value).lower() not in ("true", "false"):
             raise UserError(
                 f"--command sets `{word}` {value!r} for every run: {who} would load that one "
@@ -92,12 +114,12 @@ def _check(argv: Sequence[str], varying: dict[str, set[str]]) -> None:
     by_flag = {path.rsplit(".", 1)[-1]: path for path in varying}
     for word, flag, name, value in _settings(_words(argv)):
         path = _named_path(flag, name, by_flag, varying)
-        if path is None or (value is not None and _filled_per_run(value)):
+        if path is None or (value is not None and filled_per_run(value)):
             continue
         raise _refusal(word, path, varying[path])
 
 
-def _filled_per_run(value: str) -> bool:
+def filled_per_run(value: str) -> bool:
     """Whether a value holds a placeholder `run` fills with each run's own value, read as `run`
     fills it (str.format): `{{...}}` is literal braces (a JSON value, the same for every run) and
     `{config_dir}` the sweep's folder, the same for every run."""

@@ -20,17 +20,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sweepgen import pysource
 from sweepgen.errors import ConfigError
-from sweepgen.run.core import installed_source
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import key_location
 
 # the config class of each script, and where it and transformers' TrainingArguments are written
 _CLASSES = {
-    "grpo": ("trl", "trainer/grpo_config.py", "GRPOConfig"),
-    "rloo": ("trl", "trainer/rloo_config.py", "RLOOConfig"),
+    "grpo": ("trl.trainer.grpo_config", "GRPOConfig"),
+    "rloo": ("trl.trainer.rloo_config", "RLOOConfig"),
 }
-_TRAINING_ARGS = ("transformers", "training_args.py", "TrainingArguments")
+_TRAINING_ARGS = ("transformers.training_args", "TrainingArguments")
 _FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
 READS = frozenset({*_FIELDS, "generation_batch_size", "steps_per_generation"})  # of a run's config
 
@@ -114,10 +114,10 @@ def _default(script: str, name: str) -> Any:
 
 
 @functools.cache
-def _class_defaults(package: str, rel: str, cls: str) -> dict[str, Any]:
+def _class_defaults(module: str, cls: str) -> dict[str, Any]:
     """``field: default`` of each ``field: T = field(default=CONSTANT)`` (or ``= CONSTANT``) of the
-    class ``cls`` in the installed ``package``'s file ``rel``, read from its source."""
-    parsed = installed_source.tree(package, rel)
+    class ``cls`` in the installed ``module``, read from its source."""
+    parsed = pysource.parsed(module)
     body = (
         next((n.body for n in parsed.body if isinstance(n, ast.ClassDef) and n.name == cls), [])
         if parsed

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sweepgen import pysource
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import check_rel
 from sweepgen.run.core import installed_source
@@ -45,6 +46,8 @@ def judge(
     """Exit 2 when the run's rendered ``config``, run by TRL's ``script``, names a reward function
     TRL would not find."""
     funcs = config.get("reward_funcs")
+    if script in _SCRIPTS and isinstance(funcs, str) and funcs:
+        raise _one_string(sweep_dir, task, funcs, script)
     if script not in _SCRIPTS or not isinstance(funcs, list):
         return
     for index, name in enumerate(funcs):
@@ -57,6 +60,17 @@ def judge(
                 key=f"reward_funcs[{index}]",
                 hint=hint,
             )
+
+
+def _one_string(sweep_dir: Path, task: RunTask, funcs: str, script: str) -> ConfigError:
+    """``reward_funcs: accuracy_reward``: the script loops over it, one character a name."""
+    return ConfigError(
+        f"reward_funcs is one string, {funcs!r}: `trl {script}` loops over it as over a list, taking "
+        f"each character for a reward function's name, and fails at the run's start on {funcs[0]!r}",
+        location=key_location(sweep_dir, task, "reward_funcs"),
+        key="reward_funcs",
+        hint=f"write a list: `reward_funcs: [{funcs}]`",
+    )
 
 
 def _problem(name: str, script: str, command: Sequence[str]) -> tuple[str, str] | None:
@@ -221,4 +235,4 @@ def _names(targets: list[ast.expr]) -> set[str]:
 
 def _script_tree(script: str) -> ast.Module | None:
     """The parsed source of the installed ``trl/scripts/SCRIPT.py``, found without importing trl."""
-    return installed_source.tree("trl", f"scripts/{script}.py")
+    return pysource.parsed(f"trl.scripts.{script}")

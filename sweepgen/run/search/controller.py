@@ -40,7 +40,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import Spec
 from sweepgen.compile.run_api import trials as search
-from sweepgen.run.core import runfiles, runlock, vllm_server
+from sweepgen.run.core import runfiles, runlock, trl_start
 from sweepgen.run.core.base import (
     PRUNED_REASON,
     TERMINAL,
@@ -260,7 +260,7 @@ class SearchController:
         name = search.trial_name(trial.number)
         rendered = self.renderer.render(trial.number, params)
         if not isinstance(rendered, Refused):
-            rendered = self._own_server(rendered)
+            rendered = self._startable(rendered)
         if isinstance(rendered, Refused):
             self._tell_failed(trial, f"refused before it ran: {rendered.reason}")
             self.events.append(f"{name}: refused ({rendered.reason})")
@@ -274,14 +274,22 @@ class SearchController:
         self.events.append(f"{name}: started {_shown(params)}")
         return True
 
-    def _own_server(self, tasks: list[RunTask]) -> list[RunTask] | Refused:
-        """A trial whose runs name the vLLM server of a running trial's run, or of each other, is
-        refused (sweepgen.run.core.vllm_server): each would generate from the other's weights."""
+    def _startable(self, tasks: list[RunTask]) -> list[RunTask] | Refused:
+        """A trial the start checks refuse (sweepgen.run.core.trl_start: a vLLM server a running
+        trial's run names, a config TRL would fail on) is refused; one every trial would meet is
+        the user's error (exit 2) while nothing of this `run` has started."""
         running = [t for live in self.live.values() for t in live.tasks if t.name not in live.ended]
-        executor = self._started_by()
-        at_once = executor.at_once(len(running) + len(tasks))
-        shared = vllm_server.first_shared(self.sweep_dir, running, tasks, at_once, executor.name)
-        return tasks if shared is None else Refused(f"{shared.message} (hint: {shared.hint})")
+        ex = self._started_by()
+        sampled = [*self.block.axes, *(self.spec.model.derived or {})]
+        at_once = ex.at_once(len(running) + len(tasks))
+        found = trl_start.trial_refusal(
+            self.sweep_dir, self.renderer.command, running, tasks, at_once, ex.name, sampled, ex.gpus_each()
+        )
+        if found is None:
+            return tasks
+        if found[1] and not self.live:
+            raise found[0]
+        return Refused(f"{found[0].message} (hint: {found[0].hint})")
 
     def _launch(self, live: _LiveTrial, tasks: Sequence[RunTask]) -> None:
         """Hand ``tasks`` to the executor with their status as seen now: one another process takes

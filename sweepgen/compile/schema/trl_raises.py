@@ -1,0 +1,142 @@
+"""What TRL, transformers or PEFT refuse at a run's start that a config class's types do not say, as
+JSON Schema: one place for the ``trl:<command>`` schemas (trl_cli), a class's export
+(``sweepgen schema --export trl:GRPOConfig``) and a spec's ``schema: trl:GRPOConfig`` (validate).
+
+Only a Hugging Face config class's fields mean this (from_hugging_face): a project's own dataclass
+with a ``num_generations`` field is its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+# the packages whose config classes (and their subclasses) these rules are about
+_PACKAGES = frozenset({"trl", "transformers", "peft"})
+
+
+def from_hugging_face(cls: type) -> bool:
+    """Whether ``cls`` is (or subclasses) a config class of TRL, transformers or PEFT."""
+    return any(str(getattr(c, "__module__", "")).partition(".")[0] in _PACKAGES for c in cls.__mro__)
+
+
+def class_rules(cls: type, props: dict[str, Any]) -> list[dict[str, Any]]:
+    """``refused`` for a Hugging Face class's ``props`` (its export); none for any other class."""
+    return refused(props) if from_hugging_face(cls) else []
+
+
+def validator_schema(cls: type, fields: Collection[str]) -> dict[str, Any] | None:
+    """The rules for a Hugging Face class with ``fields``, as a schema a config is validated against
+    besides its types; None for any other class, or when none applies."""
+    if not from_hugging_face(cls):
+        return None
+    props: dict[str, Any] = {name: {} for name in fields}
+    rules = refused(props)
+    held = {name: prop for name, prop in props.items() if prop}
+    return {"type": "object", "properties": held, "allOf": rules} if held or rules else None
+
+
+# ModelConfig's `lora_target_modules` as one string is PEFT's regular expression, which a module's
+# whole name must match: "q_proj,v_proj" (a list written as a comma string) matches no module name
+# (none holds a comma), and PEFT raises "Target modules ... not found" after the model is loaded
+_COMMA_LIST = {
+    "type": "string",
+    "pattern": r"^\s*[A-Za-z0-9_.]+(\s*,\s*[A-Za-z0-9_.]+)+\s*$",
+    "$comment": "a string is one regular expression to PEFT, and no module name holds a comma: "
+    "write a list, e.g. [q_proj, v_proj]",
+}
+# ...and ModelConfig makes a one-item list its item (`[q_proj]` is "q_proj"): one layer's short name,
+# which names a module inside a block (`model.layers.0.self_attn.q_proj`), matches no whole name.
+# Only names that are never a model's top-level module are listed (`lm_head` alone is one, and taken)
+_LAYER_NAMES = (
+    "q_proj|k_proj|v_proj|o_proj|qkv_proj|gate_proj|up_proj|down_proj|gate_up_proj|c_attn|c_proj|c_fc|"
+    "query_key_value|query|key|value|dense|dense_h_to_4h|dense_4h_to_h|fc1|fc2|out_proj|in_proj|"
+    "w1|w2|w3|wq|wk|wv|wo|Wqkv|embed_tokens"
+)
+_ONE_LAYER = {"type": "string", "pattern": rf"^(?:{_LAYER_NAMES})$"}
+_ONE_LAYER_NAME = {
+    "anyOf": [_ONE_LAYER, {"type": "array", "minItems": 1, "maxItems": 1, "items": _ONE_LAYER}],
+    "$comment": "TRL makes a one-item list its item, and PEFT reads one string as a regular expression "
+    "a module's whole name must match (model.layers.0.self_attn.q_proj): a layer's short name alone "
+    r"matches no module; write a pattern, e.g. ['.*\.q_proj'], or two names, e.g. [q_proj, v_proj]",
+}
+# transformers' TrainingArguments.__post_init__ (`_validate_args`): `load_best_model_at_end` needs
+# the save strategy to be the eval strategy's (or "best"), each unset one at its default (eval "no",
+# save "steps"); else every run fails at its start
+_BEST_NEEDS = (
+    "load_best_model_at_end needs save_strategy to match eval_strategy (unset: eval 'no', save "
+    "'steps'), or 'best'"
+)
+
+
+def _best_model_rules(eval_strategy: str | None, saves: list[str]) -> list[dict[str, Any]]:
+    """With ``load_best_model_at_end: true`` and ``eval_strategy`` (None: unset, or its default
+    "no"), ``save_strategy`` must be one of ``saves``; unset (its default "steps") where that is
+    none of them, refused at ``load_best_model_at_end``'s line (no key to name)."""
+    evals = {"enum": [eval_strategy]} if eval_strategy else {"not": {"enum": ["steps", "epoch"]}}
+    when = {
+        "properties": {"load_best_model_at_end": {"const": True}, "eval_strategy": evals},
+        "required": ["load_best_model_at_end", *(["eval_strategy"] if eval_strategy else [])],
+    }
+    rules: list[dict[str, Any]] = [
+        {"if": when, "then": {"properties": {"save_strategy": {"enum": saves, "$comment": _BEST_NEEDS}}}}
+    ]
+    if "steps" not in saves:
+        unset = {**when, "not": {"required": ["save_strategy"]}}
+        refused = {"not": {"const": True, "$comment": f"{_BEST_NEEDS}; save_strategy is unset"}}
+        rules.append({"if": unset, "then": {"properties": {"load_best_model_at_end": refused}}})
+    return rules
+
+
+_BEST_MODEL = [
+    *_best_model_rules("steps", ["steps", "best"]),
+    *_best_model_rules("epoch", ["epoch", "best"]),
+    *_best_model_rules(None, ["no", "best"]),
+]
+# GRPOConfig's and RLOOConfig's __post_init__ raise for these whatever the process count: both
+# ways of sizing the generation batch set, or fewer than 2 completions a prompt (None fails too)
+_GENERATION_KEYS = {"generation_batch_size", "steps_per_generation", "num_generations"}
+_GENERATION: list[dict[str, Any]] = [
+    {
+        "if": {
+            "properties": {
+                "generation_batch_size": {"type": "integer"},
+                "steps_per_generation": {"type": "integer"},
+            },
+            "required": ["generation_batch_size", "steps_per_generation"],
+        },
+        "then": {
+            "properties": {
+                "steps_per_generation": {
+                    "not": {
+                        "type": "integer",
+                        "$comment": "TRL takes generation_batch_size or steps_per_generation, not both: "
+                        "remove one",
+                    }
+                }
+            }
+        },
+    },
+    {
+        "properties": {
+            "num_generations": {
+                "not": {
+                    "anyOf": [{"type": "null"}, {"type": "integer", "maximum": 1}],
+                    "$comment": "GRPO and RLOO compare at least 2 completions of each prompt",
+                }
+            }
+        }
+    },
+]
+_BEST_KEYS = {"load_best_model_at_end", "eval_strategy", "save_strategy"}
+
+
+def refused(props: dict[str, Any]) -> list[dict[str, Any]]:
+    """What TRL, transformers or PEFT refuse that the types do not say: ``lora_target_modules``'s
+    forms (set on its property), and the rules across fields the schema holds."""
+    if "lora_target_modules" in props:
+        props["lora_target_modules"]["not"] = _COMMA_LIST
+        held = props["lora_target_modules"].setdefault("allOf", [])
+        held.extend([] if {"not": _ONE_LAYER_NAME} in held else [{"not": _ONE_LAYER_NAME}])  # once
+    best = _BEST_MODEL if set(props) >= _BEST_KEYS else []
+    return [*best, *(_GENERATION if set(props) >= _GENERATION_KEYS else [])]

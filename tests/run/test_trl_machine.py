@@ -1,0 +1,163 @@
+"""What a TRL run started on this machine needs of it, judged before any run starts: a GPU for bf16
+(TRL's default when fp16 is unset), and the local dataset folder its ``dataset_name`` names."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from run_support import make_config_sweep
+
+from sweepgen.cli import main
+from sweepgen.run.core import trl_precision
+
+# TRL's script run by this interpreter: the run's environment is sweepgen's own
+TRL = f"{shlex.quote(sys.executable)} -m trl.scripts.dpo --config {{config}}"
+
+
+def _sweep(root: Path, extra: dict[str, Any]) -> None:
+    configs = {f"beta{b}": {"beta": b, "output_dir": f"runs/t/beta{b}", **extra} for b in (1, 2)}
+    make_config_sweep(root, configs, sweep="t", values={n: {"beta": c["beta"]} for n, c in configs.items()})
+
+
+def _run(*args: str, command: str = TRL) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["run", "generated/t", "--dry-run", "--command", command, *args])
+    return result.exit_code, " ".join(result.output.split())
+
+
+@pytest.fixture
+def cpu_only(monkeypatch):
+    monkeypatch.setattr(trl_precision, "no_accelerator", lambda: True)
+
+
+@pytest.mark.parametrize(("extra", "said"), [({}, "bf16 is unset"), ({"bf16": True}, "bf16 is true")])
+def test_bf16_on_a_machine_without_a_gpu_is_refused_before_any_run(
+    tmp_path, monkeypatch, cpu_only, extra, said
+):
+    """TrainingArguments raises "Your setup doesn't support bf16/gpu" at each run's start."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, extra)
+    code, output = _run()
+    assert code == 2, output
+    assert said in output and "this machine has no GPU" in output and "bf16: false" in output
+    assert "generated/t/beta1.yaml:" in output and "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("extra", "args", "command"),
+    [
+        ({"bf16": False}, (), TRL),
+        ({"use_cpu": True}, (), TRL),
+        ({"fp16": True, "use_cpu": True}, (), TRL),
+        ({}, (), TRL + " --bf16 false"),  # the command line's flag is TRL's over the config
+        ({"bf16": True}, (), TRL + " --use_cpu"),
+        ({}, ("--executor", "slurm"), TRL),  # Slurm runs on other machines
+    ],
+)
+def test_a_cpu_run_or_a_run_elsewhere_is_left_alone(tmp_path, monkeypatch, cpu_only, extra, args, command):
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, extra)
+    code, output = _run(*args, command=command)
+    assert "no GPU" not in output and (code == 0 or args), output
+
+
+def test_bf16_on_a_machine_with_a_gpu_is_left_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": True})
+    code, output = _run()
+    assert code == 0, output
+
+
+@pytest.mark.parametrize(
+    ("name", "close"),
+    [
+        ("data/prefs", "data/prefers"),  # its first part is a folder here: a local path, mistyped
+        ("./data/prefs", "./data/prefers"),
+        ("data/prefers/train/x", None),  # two `/`: never a Hub id
+        ("/nonexistent-sweepgen-folder/prefs", None),
+    ],
+)
+def test_a_local_dataset_folder_that_is_not_there_is_refused(tmp_path, monkeypatch, name, close):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "prefers").mkdir(parents=True)
+    _sweep(tmp_path, {"bf16": False, "dataset_name": name})
+    code, output = _run()
+    assert code == 2, output
+    assert f"dataset_name '{name}' is no folder of" in output and "Hub dataset id" in output
+    assert "generated/t/beta1.yaml:" in output and "Traceback" not in output
+    assert (f"did you mean '{close}'?" in output) == (close is not None)
+
+
+@pytest.mark.parametrize(
+    ("extra", "command"),
+    [
+        ({"dataset_name": "data/prefers"}, TRL),  # the folder is there
+        ({"dataset_name": "trl-lib/ultrafeedback_binarized"}, TRL),  # a Hub id: no folder trl-lib here
+        ({"dataset_name": "json"}, TRL),  # a packaged loader
+        ({"dataset_name": "data/prefs", "datasets": [{"path": "data/prefers"}]}, TRL),  # the mixture wins
+        ({"dataset_name": "data/prefs"}, TRL + " --dataset_name data/prefers"),
+    ],
+)
+def test_a_dataset_that_loads_is_left_alone(tmp_path, monkeypatch, extra, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "prefers").mkdir(parents=True)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=command)
+    assert code == 0, output
+
+
+def test_a_trl_of_another_environment_is_not_judged_for_bf16(tmp_path, monkeypatch, cpu_only):
+    """Its transformers is not known here (installed_source.same_environment)."""
+    monkeypatch.chdir(tmp_path)
+    program = tmp_path / "other-env" / "bin" / "trl"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    _sweep(tmp_path, {})
+    code, output = _run(command=f"{program} dpo --config {{config}}")
+    assert code == 0, output
+
+
+# the `trl` program installed beside this interpreter: its CLI's commands are read from its source
+TRL_CLI = shlex.quote(str(Path(sys.executable).parent / "trl"))
+
+
+@pytest.mark.parametrize(
+    ("command", "close"), [("online_dpo", None), ("grop", "grpo"), ("rewards", "reward")]
+)
+def test_a_command_the_installed_trl_cli_does_not_have_is_refused_before_any_run(
+    tmp_path, monkeypatch, command, close
+):
+    """`trl online_dpo` (an experimental trainer with no CLI command) failed in every run, at its start."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False})
+    code, output = _run(command=f"{TRL_CLI} {command} --config {{config}}")
+    assert code == 2, output
+    assert f"runs `trl {command}`, but the installed trl has no such command" in output
+    assert "dpo, env, grpo" in output and "Traceback" not in output
+    assert (f"did you mean `trl {close}`?" in output) == (close is not None)
+
+
+def test_a_command_the_trl_cli_has_is_left_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False})
+    code, output = _run(command=f"{TRL_CLI} dpo --config {{config}}")
+    assert code == 0, output
+
+
+@pytest.mark.parametrize(("offline", "refused"), [(True, True), (False, False)])
+def test_a_hub_id_under_a_folder_of_that_name_is_judged_only_offline(tmp_path, monkeypatch, offline, refused):
+    """`trl-lib/ultrafeedback_binarized` with a folder `trl-lib/` here (holding another dataset, no
+    name close to it) is a Hub id while the Hub is on; offline, `load_dataset` cannot get it."""
+    monkeypatch.chdir(tmp_path)
+    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(key, raising=False)
+    (tmp_path / "trl-lib" / "tldr").mkdir(parents=True)
+    env = {"env": {"HF_HUB_OFFLINE": "1"}} if offline else {}
+    _sweep(tmp_path, {"bf16": False, "dataset_name": "trl-lib/ultrafeedback_binarized", **env})
+    code, output = _run()
+    assert code == (2 if refused else 0), output

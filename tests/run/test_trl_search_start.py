@@ -1,0 +1,54 @@
+"""A search over a TRL config is judged by `run`'s TRL start checks (trl_start) as each trial
+starts: a refusal every trial would meet is the user's error before any trial runs; one that
+depends on a sampled value refuses that trial only (told failed, never run)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+from search_support import study, sweepgen, write_search_project
+
+# TRL's script run by this interpreter: the run's environment is sweepgen's own
+TRL = f"{shlex.quote(sys.executable)} -m trl.scripts.grpo --config {{config}}"
+BASE = {"x": 0.5, "y": 0.5, "steps": 2, "step_s": 0.01, "seed": 0, "noise": 0.0, "output_dir": None}
+
+
+def _said(done) -> str:
+    return " ".join((done.stdout + done.stderr).split())
+
+
+def test_a_reward_function_trl_cannot_load_stops_a_search_before_its_first_trial(tmp_path):
+    (tmp_path / "my_rewards.py").write_text("def accuracy(completions, **kwargs):\n    return [0.0]\n")
+    base = {**BASE, "reward_funcs": ["my_rewards.acuracy"]}
+    spec = write_search_project(tmp_path, {"n": 3, "parallel": 2, "sampler": "random"}, base=base)
+    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL)
+    said = _said(done)
+    assert done.returncode == 2, said
+    assert "Traceback" not in said
+    assert "generated/fake_search/t0000.yaml:" in said  # file:line:col of the key
+    assert "reward_funcs names 'my_rewards.acuracy', which `trl grpo` cannot load" in said
+    assert not (tmp_path / "runs").exists()  # nothing started
+    # the trial is left open (not told failed): the next `run`, the config fixed, runs it
+    trials = study(tmp_path).get_trials()
+    assert [t.state.name for t in trials] == ["RUNNING"]
+
+
+def test_a_refusal_that_depends_on_a_sampled_value_refuses_that_trial_only(tmp_path):
+    """num_generations is an axis: each trial drawing a group size that does not divide its
+    generation batch is told failed with the reason and never runs (another draw might fit), not
+    the whole search refused."""
+    sizes = {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 1, "num_processes": 1}
+    base = {**BASE, **sizes, "num_generations": 2}
+    axes = {"num_generations": {"choice": [3, 5]}}
+    search = {"n": 2, "parallel": 1, "sampler": "random", "axes": axes}
+    spec = write_search_project(tmp_path, search, base=base)
+    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0, "render"
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL)
+    said = _said(done)
+    assert "Traceback" not in said
+    assert "refused" in said and "num_generations" in said, said
+    trials = study(tmp_path).get_trials()
+    assert [t.state.name for t in trials] == ["FAIL", "FAIL"]
+    assert not (tmp_path / "runs").exists()
