@@ -21,11 +21,12 @@ from sweepgen.cli._table import emit, format_option
 from sweepgen.escape import line as one_line
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when a command runs
+    from rich.console import Console
     from rich.table import Table
 
     from sweepgen.run.core.base import RunStatus
     from sweepgen.run.core.run_view import RunView
-    from sweepgen.run.sweep.watch import StatusOutcome
+    from sweepgen.run.sweep.watch import CancelOutcome, StatusOutcome
 
 STYLE = {
     "FINISHED": "green",
@@ -81,6 +82,12 @@ def _status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_l
     _found_under(outcome.under)
     for note in [*outcome.warnings, *([] if wait else _committed(views))]:  # e.g. sacct down
         _console.stderr().print(f"warning: {note}", markup=False, highlight=False)
+    _show_views(sweep_dir, views, fmt, tail_lines)
+    return outcome.exit_code
+
+
+def _show_views(sweep_dir: Path, views: Sequence[RunView], fmt: str, tail_lines: int) -> None:
+    """The runs in the format asked for; the text table with a search's lines and the problems."""
     if fmt == "json":
         click.echo(json.dumps([_as_json(v, tail_lines) for v in views], indent=2, sort_keys=True))
     elif fmt == "csv":
@@ -89,7 +96,42 @@ def _status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_l
         _console.stdout().print(_table(views, title=f"{sweep_dir}"))
         _search_summary(sweep_dir, {v.task.name for v in views if v.live})
         _show_problems(views, tail_lines)
-    return outcome.exit_code
+
+
+def _say_held(outcome: CancelOutcome, out: Console, err: Console) -> None:
+    """A search asked to stop, and the runs whose start was under way as cancel asked."""
+    if outcome.search_stopped:
+        out.print(
+            "the search was asked to stop: its `sweepgen run` asks no new trial and leaves the trials "
+            f"whose runs are cancelled open; `{outcome.resume}` resumes it",
+            markup=False,
+        )
+    for name in outcome.held_starting:
+        out.print(
+            f"{name}: its start was still under way (the `sweepgen run` starting it is stopped or slow); "
+            "that `run` drops it before its trainer starts (cancelled, never started)",
+            markup=False,
+        )
+    for name in outcome.held_unheard:
+        err.print(
+            f"{name}: not cancelled: its start was still under way (the search's `sweepgen run` "
+            "starting it is stopped or slow); run `sweepgen cancel` again once it runs",
+            markup=False,
+        )
+
+
+def _say_nothing_live(sweep_dir: Path, outcome: CancelOutcome, out: Console) -> None:
+    """No run of the sweep running: what a live `run` holding some queued does with them."""
+    if outcome.queued_unasked:  # said already: a live `run` may start runs of it it has queued
+        return
+    if outcome.queued_asked:  # a live `run` may hold some queued: none of them starts now
+        out.print(
+            f"no run of {sweep_dir} is running; a live `sweepgen run` that has runs of it queued "
+            "drops them, never starting them (the next `sweepgen run` starts them)",
+            markup=False,
+        )
+    else:
+        out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
 
 
 def _committed(views: Sequence[RunView]) -> list[str]:
@@ -118,35 +160,9 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     out, err = _console.stdout(), _console.stderr()
     outcome = cancel_sweep(sweep_dir, only, say=lambda line: err.print(line, markup=False, highlight=False))
     _found_under(outcome.under)
-    if outcome.search_stopped:
-        out.print(
-            "the search was asked to stop: its `sweepgen run` asks no new trial and leaves the trials "
-            f"whose runs are cancelled open; `{outcome.resume}` resumes it",
-            markup=False,
-        )
-    for name in outcome.held_starting:
-        out.print(
-            f"{name}: its start was still under way (the `sweepgen run` starting it is stopped or slow); "
-            "that `run` drops it before its trainer starts (cancelled, never started)",
-            markup=False,
-        )
-    for name in outcome.held_unheard:
-        err.print(
-            f"{name}: not cancelled: its start was still under way (the search's `sweepgen run` "
-            "starting it is stopped or slow); run `sweepgen cancel` again once it runs",
-            markup=False,
-        )
+    _say_held(outcome, out, err)
     if outcome.nothing_live:
-        if outcome.queued_unasked:  # said above: a live `run` may start runs of it it has queued
-            return outcome.exit_code
-        if outcome.queued_asked:  # a live `run` may hold some queued: none of them starts now
-            out.print(
-                f"no run of {sweep_dir} is running; a live `sweepgen run` that has runs of it queued "
-                "drops them, never starting them (the next `sweepgen run` starts them)",
-                markup=False,
-            )
-        else:
-            out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
+        _say_nothing_live(sweep_dir, outcome, out)
         return outcome.exit_code
     if outcome.cancelled:
         out.print(f"cancelled {outcome.cancelled} run(s); resume them with `{outcome.resume}`", markup=False)

@@ -63,15 +63,7 @@ def compare(
         yaml_version = _shared_reading(heads)
     first = _load(a, resolve_bases, yaml_version, variant_config, kinds[0], heads[0])
     second = _load(b, resolve_bases, yaml_version, variant_config, kinds[1], heads[1])
-    if first.several_documents != second.several_documents:
-        # a YAML file of one document against one of several: both as streams of documents
-        first, second = (side if side.several_documents else yamldocs.one(side) for side in (first, second))
-    for path in set(first.numbered) & set(second.numbered):
-        second = _realigned(first, second, path)
-    if ("commands",) in first.numbered and ("commands",) in second.numbered:
-        _note_order(first, second, ("commands",))
-    for path in set(first.ordered) & set(second.ordered):
-        _note_order(first, second, path)
+    first, second = _aligned(first, second)
     globs = semantic.parse_globs(allow)
     unmatched = semantic.unmatched_globs(allow, first.data, second.data)
     changes = semantic.diff(first.data, second.data)
@@ -86,6 +78,21 @@ def compare(
         opaque=[*not_evaluated(first.data), *not_evaluated(second.data)],
         unmatched=unmatched,
     )
+
+
+def _aligned(first: ReadResult, second: ReadResult) -> tuple[ReadResult, ReadResult]:
+    """The two sides made comparable: documents against documents, numbered entries met by
+    content, and the order of entries whose order is meaning noted."""
+    if first.several_documents != second.several_documents:
+        # a YAML file of one document against one of several: both as streams of documents
+        first, second = (side if side.several_documents else yamldocs.one(side) for side in (first, second))
+    for path in set(first.numbered) & set(second.numbered):
+        second = _realigned(first, second, path)
+    if ("commands",) in first.numbered and ("commands",) in second.numbered:
+        _note_order(first, second, ("commands",))
+    for path in set(first.ordered) & set(second.ordered):
+        _note_order(first, second, path)
+    return first, second
 
 
 def _unfollowed(first: ReadResult, second: ReadResult, resolve_bases: bool) -> list[str]:
@@ -154,8 +161,13 @@ def _note_order(first: ReadResult, second: ReadResult, path: tuple[Any, ...]) ->
     common = old.keys() & new.keys()
     ran = [[key for key in side if key in common] for side in (old, new)]
     if ran[0] != ran[1] and not same_order(old, new, common):
-        for result, keys in ((first, ran[0]), (second, ran[1])):
-            (_set_order if path == ("commands",) else _set_list_order)(result, path, keys)
+        _set_orders(first, second, path, ran)
+
+
+def _set_orders(first: ReadResult, second: ReadResult, path: tuple[Any, ...], ran: list[list[Any]]) -> None:
+    """Each side's ``@order``: a script's commands, or a list's entries."""
+    for result, keys in ((first, ran[0]), (second, ran[1])):
+        (_set_order if path == ("commands",) else _set_list_order)(result, path, keys)
 
 
 def _ordered_entries(result: ReadResult, path: tuple[Any, ...]) -> dict[Any, Any] | None:

@@ -82,6 +82,13 @@ def _fold(digest: Any, path: str, here: str, root: str, seen: set[str]) -> str |
         return f"not read ({err.strerror})"
     digest.update(b"\0")  # where this file ends and the next of the chain begins
     seen.add(real)
+    _fold_sourced(digest, head, real, here, root, seen)
+    return None
+
+
+def _fold_sourced(digest: Any, head: bytes, real: str, here: str, root: str, seen: set[str]) -> None:
+    """Fold in each file the head of ``real`` sources, each once (its line alone where it leads
+    nowhere readable, or past the bound of files)."""
     for nested in _NESTED.finditer(head):
         word = nested.group(1).decode("utf-8", "surrogateescape")
         target = _nested_target(word, here, os.path.dirname(real))
@@ -90,7 +97,6 @@ def _fold(digest: Any, path: str, here: str, root: str, seen: set[str]) -> str |
             continue
         why = _fold(digest, target, here, root, seen)
         digest.update(f"\0{word}\0{why or ''}".encode("utf-8", "surrogateescape"))
-    return None
 
 
 def _nested_target(word: str, here: str, beside: str) -> str | None:

@@ -647,26 +647,29 @@ class LocalExecutor(Executor):
             recorded = read_status(child.task.run_dir)
         except (OSError, SweepgenError):
             recorded = None
+        status = self._end_of(child, code, recorded)
+        # released only now: until its end is recorded, nobody else may start the run
+        runlock.release(child.lock_fd)
+        self._status[child.task.name] = status
+
+    def _end_of(self, child: _Child, code: int, recorded: RunStatus | None) -> RunStatus:
+        """The run's end: the one its supervisor recorded, or what its exit code says it left."""
         if _is_end_of(recorded, child):
             assert recorded is not None  # _is_end_of says so
-            status = recorded
             if code == IN_SPARE:  # recorded, but the disk is full: no other run starts on it
                 self._recorded_in_spare(child)
-        elif code == DROPPED_UNSTARTED and not _written_by(recorded, child):
-            status = self._dropped()  # asked by `cancel` as it started: never started, nothing written
-        elif code == NOT_STARTED and not _written_by(recorded, child):
+            return recorded
+        if code == DROPPED_UNSTARTED and not _written_by(recorded, child):
+            return self._dropped()  # asked by `cancel` as it started: never started, nothing written
+        if code == NOT_STARTED and not _written_by(recorded, child):
             # its supervisor could not record the start, so it started nothing: pending, as on disk
             self.faults.append(
                 f"could not write {child.task.run_dir / STATUS_FILE} (a full or read-only disk?): the "
                 "run was not started"
             )
-            status = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
             self._fault_stops_queue()
-        else:
-            status = self._end_unrecorded(child, code, recorded)
-        # released only now: until its end is recorded, nobody else may start the run
-        runlock.release(child.lock_fd)
-        self._status[child.task.name] = status
+            return RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+        return self._end_unrecorded(child, code, recorded)
 
     def _recorded_in_spare(self, child: _Child) -> None:
         """The run's end was recorded only in the room kept for it: the disk is full, said as such

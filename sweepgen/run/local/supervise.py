@@ -352,6 +352,19 @@ def _supervised(
         code = trainer.wait()
         why = "its start could not be recorded (run.log says why); it was stopped"
         return _record_end(run_dir, {**status, **_end("failed", code), "reason": why}, spare)
+    return _ran(job, status, trainer, stops, spare, lock_fd)
+
+
+def _ran(
+    job: dict[str, Any],
+    status: dict[str, Any],
+    trainer: subprocess.Popen[bytes],
+    stops: _Stops,
+    spare: int,
+    lock_fd: int | None,
+) -> int:
+    """The started trainer waited for, and its run's end recorded (where its folder went too)."""
+    run_dir = Path(job["run_dir"])
     code = _wait(trainer, stops)
     ended = _ended(job, status, code, stops)
     # on record before the rest of its group is ended (a wait a process stuck in the kernel makes

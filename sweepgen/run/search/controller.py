@@ -460,10 +460,7 @@ class SearchController:
             # a run's file unreadable now (a trainer_state.json mid-write, or garbage): its steps
             # are reported at a later round; if it stays so, the trial's end fails it with why
             return
-        # steps before min_steps decide nothing (asha/hyperband rungs and median's warm-up start there)
-        last = max(live.reported, default=prune.min_steps - 1)
-        steps = sorted(s for s in set.intersection(*(set(c) for c in curves)) if s > last)
-        for step in steps:
+        for step in _new_steps(curves, live.reported, prune.min_steps):
             live.trial.report(sum(c[step] for c in curves) / len(curves), step)
             live.reported.add(step)
             if live.trial.should_prune():
@@ -555,17 +552,8 @@ class SearchController:
         """The mean of the runs' final values: a NaN (a diverged run) fails the trial with the
         reason, as Optuna fails an objective returning NaN; an infinity is told as it is, as Optuna
         tells it (never the last finite value, which could make a diverged run the best)."""
-        try:
-            curves = self._curves(live)
-        except runfiles.RunFileError as err:  # the trial's own garbage is its failure, not the search's
-            reason = f"{err.path} {err.reason}"
-            self._tell_failed(live.trial, reason)
-            self.events.append(f"{name}: failed ({reason})")
-            return
-        finals = [(max(c), c[max(c)]) for c in curves if c]
-        if len(finals) < len(live.tasks):
-            self._tell_failed(live.trial, f"finished without logging `{self.block.metric}`")
-            self.events.append(f"{name}: failed (no `{self.block.metric}` logged)")
+        finals = self._finals(live, name)
+        if finals is None:
             return
         value = told_value([v for _, v in finals])
         if math.isnan(value):
@@ -575,6 +563,23 @@ class SearchController:
             live.trial.set_user_attr(best_value.VALUES_ATTR, [v for _, v in finals])
         self.study.tell(live.trial, value)
         self.events.append(f"{name}: complete, {self.block.metric} = {value:.6g}")
+
+    def _finals(self, live: _LiveTrial, name: str) -> list[tuple[int, float]] | None:
+        """Each run's (last step, value) of the metric; None when a run's file or its metric is
+        missing, the trial then told failed with why."""
+        try:
+            curves = self._curves(live)
+        except runfiles.RunFileError as err:  # the trial's own garbage is its failure, not the search's
+            reason = f"{err.path} {err.reason}"
+            self._tell_failed(live.trial, reason)
+            self.events.append(f"{name}: failed ({reason})")
+            return None
+        finals = [(max(c), c[max(c)]) for c in curves if c]
+        if len(finals) < len(live.tasks):
+            self._tell_failed(live.trial, f"finished without logging `{self.block.metric}`")
+            self.events.append(f"{name}: failed (no `{self.block.metric}` logged)")
+            return None
+        return finals
 
     def _tell_diverged(self, live: _LiveTrial, name: str, finals: list[tuple[int, float]]) -> None:
         at = ", ".join(f"{v} at step {step}" for step, v in finals)
@@ -644,3 +649,10 @@ def told_value(finals: Sequence[float]) -> float:
     (0.9, 1.0, 0.95) 0.9500000000000001, so one was "best" by a rounding and `tied with` missed
     the other. A NaN or an infinity stays one (a diverged repeat is told as diverged)."""
     return float(statistics.mean(finals))
+
+
+def _new_steps(curves: list[dict[int, float]], reported: set[int], min_steps: int) -> list[int]:
+    """The steps every run logged, after the last one reported, in order; steps before
+    ``min_steps`` decide nothing (asha/hyperband rungs and median's warm-up start there)."""
+    last = max(reported, default=min_steps - 1)
+    return sorted(s for s in set.intersection(*(set(c) for c in curves)) if s > last)
