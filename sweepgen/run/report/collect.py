@@ -814,13 +814,18 @@ def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) ->
         return _draw(plt, lines, title, ylabel)
 
 
+def _say_if_empty(ax: Any, curves: Sequence[Curve], lines: Sequence[Curve]) -> None:
+    """Groups there were, yet none has a line: said in the plot, where empty axes read "no data"."""
+    if curves and not lines:
+        ax.text(0.5, 0.5, NO_SHARED_STEP, ha="center", va="center", transform=ax.transAxes)
+
+
 def _draw(plt: Any, curves: Sequence[Curve], title: str, ylabel: str) -> bytes:
     # a group whose runs share no logged step has no line (its note says so, unshared_note)
     lines = [c for c in curves if c.steps]
     fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
     try:
-        if curves and not lines:  # said in the plot: empty axes would read as "no data"
-            ax.text(0.5, 0.5, NO_SHARED_STEP, ha="center", va="center", transform=ax.transAxes)
+        _say_if_empty(ax, curves, lines)
         for curve in lines:
             n = len(curve.runs)
             mean, low, high = (_plottable(v) for v in (curve.mean, curve.low, curve.high))
@@ -834,7 +839,7 @@ def _draw(plt: Any, curves: Sequence[Curve], title: str, ylabel: str) -> bytes:
         title = escape.line(title)
         ax.set_title(f"{title}: mean over seeds, band min..max" if seeded else f"{title}: one run per line")
         ax.grid(alpha=0.3)
-        if lines:
+        if lines:  # no legend of no line (matplotlib warns)
             ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         buf = io.BytesIO()
         # fixed metadata: the same runs give the same bytes; tight: the legend beside the axes fits

@@ -116,20 +116,27 @@ def _group_curves(
     groups are left out."""
     ordered = best_first(groups, {r["name"]: r["score"] for r in runs}, str(objective["mode"]))
     shown = ordered[:MAX_CURVE_GROUPS]
-    by_name = {r["name"]: r for r in runs}
-    curves: dict[str, list[dict[str, Any]]] = {m: [] for m in curve_metrics}
-    notes = []
-    for m in curve_metrics:
-        drawn = [_curve(g, by_name, m) for g in shown]
-        curves[m] = [c for c in drawn if c is not None and c["steps"]]
-        notes += _unshared(m, [c for c in drawn if c is not None])
+    drawn = _drawn(shown, {r["name"]: r for r in runs}, curve_metrics)
+    notes = [n for m in curve_metrics for n in _unshared(m, drawn[m])]
     if len(ordered) > len(shown):
         notes.insert(
             0,
             f"curves of the {len(shown)} best groups by {objective['label']} of {len(ordered)} "
             "(every run is in the table and in parallel coordinates)",
         )
-    return curves, "; ".join(notes) or None
+    # a group whose runs share no logged step has no line: said in the note, never drawn empty
+    return {m: _with_steps(drawn[m]) for m in curve_metrics}, "; ".join(notes) or None
+
+
+def _drawn(
+    shown: Sequence[Group], by_name: Mapping[str, Mapping[str, Any]], metrics: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Each metric's curve of each shown group whose runs logged it."""
+    return {m: [c for g in shown if (c := _curve(g, by_name, m)) is not None] for m in metrics}
+
+
+def _with_steps(curves: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in curves if c["steps"]]
 
 
 def _unshared(metric: str, drawn: Sequence[Mapping[str, Any]]) -> list[str]:
