@@ -469,8 +469,7 @@ def _one_seed(outcome: Outcome) -> str:
     says so of its best trial (best_value.words); a grid of one seed each said nothing."""
     from sweepgen.run.report.make import grouped_runs
 
-    among = grouped_runs(outcome.groups)
-    n = sum(1 for r in outcome.report.finished if r.name in among and r.value is not None)
+    n = len(grouped_runs(outcome.groups))  # with a metric, the groups hold the runs with a value
     if n < 2:
         return ""
     return (

@@ -324,6 +324,6 @@ def test_a_new_test_on_runs_that_already_have_values_says_its_error_rate_counts_
     again = run(*FIRST)
     assert again.exit_code == 0, again.output
     said = " ".join(again.stderr.split())
-    assert "run(s) of this test's groups already have a value of eval_acc" in said
+    assert "run(s) of this test's groups already have a value of the metric compared" in said
     assert "whose alpha this one does not count" in said
     assert len(starts(arms)) == len(set(starts(arms)))  # no run started twice

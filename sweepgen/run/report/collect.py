@@ -814,18 +814,24 @@ def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) ->
         return _draw(plt, lines, title, ylabel)
 
 
-def _say_if_empty(ax: Any, curves: Sequence[Curve], lines: Sequence[Curve]) -> None:
-    """Groups there were, yet none has a line: said in the plot, where empty axes read "no data"."""
-    if curves and not lines:
+def _drawable(curve: Curve) -> bool:
+    """A group whose runs share no logged step has no line (its note says so, unshared_note)."""
+    return bool(curve.steps)
+
+
+def _legend_or_why(ax: Any, groups: int, lines: Sequence[Curve]) -> None:
+    """The legend of the lines; where there were groups yet none has a line, that said in the plot
+    (empty axes read as "no data"; a legend of no line, matplotlib warns of)."""
+    if lines:
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    elif groups:
         ax.text(0.5, 0.5, NO_SHARED_STEP, ha="center", va="center", transform=ax.transAxes)
 
 
 def _draw(plt: Any, curves: Sequence[Curve], title: str, ylabel: str) -> bytes:
-    # a group whose runs share no logged step has no line (its note says so, unshared_note)
-    lines = [c for c in curves if c.steps]
+    lines = list(filter(_drawable, curves))
     fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
     try:
-        _say_if_empty(ax, curves, lines)
         for curve in lines:
             n = len(curve.runs)
             mean, low, high = (_plottable(v) for v in (curve.mean, curve.low, curve.high))
@@ -839,8 +845,7 @@ def _draw(plt: Any, curves: Sequence[Curve], title: str, ylabel: str) -> bytes:
         title = escape.line(title)
         ax.set_title(f"{title}: mean over seeds, band min..max" if seeded else f"{title}: one run per line")
         ax.grid(alpha=0.3)
-        if lines:  # no legend of no line (matplotlib warns)
-            ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        _legend_or_why(ax, len(curves), lines)
         buf = io.BytesIO()
         # fixed metadata: the same runs give the same bytes; tight: the legend beside the axes fits
         try:

@@ -173,21 +173,21 @@ def _add_caveats(
     configurations = dropout.configurations(report, plan, request.seeds)
     values = {g: [v for _, v in r] for g, r in runs.items()}
     outcome.winner = winner.sentence(statistics, values, configurations)
-    scored = _scored(report, runs)
+    k = rep.last_k(report.objective.at)
+    scored = values if k is None else _each_logged(report, runs, k)
     outcome.items = eval_items.sentence(report.objective.metric, scored, statistics.methods.bounds)
     outcome.after_looks = after_looks
 
 
-def _scored(report: rep.Report, runs: Mapping[str, Sequence[tuple[str, float]]]) -> dict[str, list[float]]:
-    """Each group's values as each was scored on the eval items: a run's value, or with --at last:K
-    each of the K logged values it averages. Their mean is a count out of K x m, yet the same m
-    items scored K times are m items, not K x m: read from the means, the eval-items sentence said
-    "100 items" of a 20-item eval at --at last:5 and bounded the draw's reach sqrt(5) too tight."""
-    k = rep.last_k(report.objective.at)
-    if k is None:
-        return {g: [v for _, v in r] for g, r in runs.items()}
-    curves = {r.name: r.curve for r in report.finished}
-    return {g: [v for name, _ in r for _, v in curves[name][-k:]] for g, r in runs.items()}
+def _each_logged(
+    report: rep.Report, runs: Mapping[str, Sequence[tuple[str, float]]], k: int
+) -> dict[str, list[float]]:
+    """Each group's values as each was scored on the eval items at --at last:K: each of the K logged
+    values a run's value averages. Their mean is a count out of K x m, yet the same m items scored
+    K times are m items, not K x m: read from the means, the eval-items sentence said "100 items" of
+    a 20-item eval at --at last:5 and bounded the draw's reach sqrt(5) too tight."""
+    last = {r.name: r.curve[-k:] for r in report.finished}
+    return {g: [v for name, _ in r for _, v in last[name]] for g, r in runs.items()}
 
 
 def _collect(request: Request) -> tuple[rep.Report, Request, str | None, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
+from operator import itemgetter
 from typing import Any
 
 from sweepgen.run.report.collect import unshared_note
@@ -136,7 +137,7 @@ def _drawn(
 
 
 def _with_steps(curves: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [c for c in curves if c["steps"]]
+    return list(filter(itemgetter("steps"), curves))
 
 
 def _unshared(metric: str, drawn: Sequence[Mapping[str, Any]]) -> list[str]:

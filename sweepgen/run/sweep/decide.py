@@ -102,11 +102,11 @@ def _seen_before(sweep_dir: Path, rule: Rule, members: dict[str, list[str]]) -> 
         values = _values(sweep_dir, rule)
     except UserError:  # no run finished yet (collect refuses that); anything else the first look raises
         return []
-    seen = sum(1 for names in members.values() for name in names if values.get(name) is not None)
+    seen = sum(values.get(name) is not None for names in members.values() for name in names)
     if not seen:
         return []
     return [
-        f"{seen} run(s) of this test's groups already have a value of {rule.metric or 'final_reward'}: "
+        f"{seen} run(s) of this test's groups already have a value of the metric compared: "
         "its error rate holds where this rule was chosen before they were looked at; a test or report "
         "of them before this one (a deleted record's looks too) is a test of its own, whose alpha this "
         "one does not count"
