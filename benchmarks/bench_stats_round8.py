@@ -99,12 +99,17 @@ def _power(reps: int) -> None:
 PARTS = {"items": _items, "skew": _skew, "power": _power}
 
 
-def main() -> None:
+def cli(parts: dict[str, Callable[[int], None]]) -> None:
+    """``--part P --reps R``: run part P with R simulated sweeps (round nine's benchmark too)."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--part", choices=tuple(PARTS), required=True)
+    parser.add_argument("--part", choices=tuple(parts), required=True)
     parser.add_argument("--reps", type=int, default=2000)
     args = parser.parse_args()
-    PARTS[args.part](args.reps)
+    parts[args.part](args.reps)
+
+
+def main() -> None:
+    cli(PARTS)
 
 
 if __name__ == "__main__":

@@ -451,16 +451,31 @@ def _one_of_its_seeds(outcome: Outcome, best: RunRecord) -> str:
     """Where the best run is one seed of a group: that group's mean beside it. The best of all runs
     is its group's luckiest seed too, so its value read as the configuration's is biased toward
     better (shaping's coma_lr0.001: best run 0.770, the group's six seeds 0.752 on average)."""
-    group = next((g for g in outcome.groups if best.name in g.members and len(g.members) > 1), None)
-    if group is None:
-        return ""
-    values = [r.value for r in outcome.report.finished if r.name in group.members and r.value is not None]
-    if len(values) < 2:
-        return ""
+    group = next((g for g in outcome.groups if best.name in g.members), None)
+    members = () if group is None else group.members
+    values = [r.value for r in outcome.report.finished if r.name in members and r.value is not None]
+    if group is None or len(values) < 2:
+        return _one_seed(outcome)
     mean = _fmt(math.fsum(values) / len(values))
     return (
         f"; one of {len(values)} seeds of {group.name}, whose mean is {mean}: the best run is also its "
         "group's luckiest seed, so quote the group's mean, not this value"
+    )
+
+
+def _one_seed(outcome: Outcome) -> str:
+    """The best of several runs, with no other seed of its configuration to average: the maximum
+    of noisy values is biased toward better, and one run gives no interval. A search's `status`
+    says so of its best trial (best_value.words); a grid of one seed each said nothing."""
+    from sweepgen.run.report.make import grouped_runs
+
+    n = len(grouped_runs(outcome.groups))  # with a metric, the groups hold the runs with a value
+    if n < 2:
+        return ""
+    return (
+        f"; the only run of its configuration with a value, picked as the best of {n} runs: "
+        "optimistic (the best of noisy values is the winner's curse), with no interval (run each "
+        "configuration at 2 or more seeds, a seed axis in the spec, for means with intervals)"
     )
 
 

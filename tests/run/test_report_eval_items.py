@@ -50,3 +50,17 @@ def test_the_report_says_it_beside_the_table_and_in_statistics_json(cli_cwd):
     assert "`eval_acc` is a count out of 200 items (or a multiple) in every run" in said
     notes = json.loads((cli_cwd / "runs/shaping/statistics.json").read_text())["notes"]
     assert any("the draw of 200 items alone can move a mean" in n for n in notes)
+
+
+def test_at_last_k_reads_the_items_of_each_eval_not_of_their_mean(cli_cwd):
+    # every eval scores the same 20 items (counts out of 20); --at last:5 averages five of them, a
+    # count out of 100: read from the means, the sentence said "100 items" and a reach sqrt(5) too
+    # tight, where the draw of the 20 items moves the mean of five evals on them as much as one
+    make_shaping(cli_cwd)
+    for n, run in enumerate(sorted((cli_cwd / "runs/shaping").iterdir())):
+        counts = [10 + (n * 7 + s * 3) % 9 for s in range(6)]  # 10..18 correct of 20, varying by run
+        rows = [{"step": 10 * (s + 1), "eval_acc": c / 20} for s, c in enumerate(counts)]
+        (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    said, _ = compare_shaping(cli_cwd, "--at", "last:5")
+    assert "`eval_acc` is a count out of 20 items (or a multiple) in every run" in said
+    assert "100 items" not in said

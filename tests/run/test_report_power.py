@@ -159,3 +159,26 @@ def test_the_seeds_needed_say_how_uncertain_a_spread_from_few_seeds_makes_them()
     assert f"about {c.seeds_needed} seeds per group" in said and "at the spread these seeds show" in said
     assert f"({c.seeds_needed_high} if the true spread is at the top of its 80% interval" in said
     assert "with the seeds it has and the spread they show, the smallest difference detectable" in said
+
+
+def test_statistics_files_carry_the_seeds_needed_at_the_spreads_top_beside_the_plug_in_count():
+    # a file read alone gave only the plug-in count, which at 3 + 3 seeds fell short of 80% power
+    # in half of the comparisons (the test above): the count at the spread's top is its own column
+    import csv
+    import io
+    import json
+
+    from sweepgen.run.report import stats_files
+
+    statistics = stats.compare([("b", [0.0, 1.1, -0.7]), ("a", [1.2, 0.1, 1.9])], baseline="b", mode="max")
+    (c,) = statistics.comparisons
+    assert c.verdict == "no evidence" and c.seeds_needed is not None
+    assert c.seeds_needed_high is not None and c.seeds_needed_high > c.seeds_needed
+    context = {"metric": "m", "value": "final", "direction": "max is better"}
+    row = {r["group"]: r for r in csv.DictReader(io.StringIO(stats_files.csv_text(statistics, context)))}["a"]
+    assert (row["seeds_needed"], row["seeds_needed_spread_top"]) == (
+        str(c.seeds_needed),
+        str(c.seeds_needed_high),
+    )
+    (_, arm) = json.loads(stats_files.json_text(statistics, context))["groups"]
+    assert arm["seeds_needed_spread_top"] == c.seeds_needed_high

@@ -251,3 +251,18 @@ def test_a_proportions_look_line_keeps_its_interval_inside_what_a_difference_can
     assert clipped(crossings, "reward", [*arm, *base]) == tuple(crossings)  # no proportion: as it is
     no_level = sq.Crossing("x", 2, 2, 0.5, 0.3, 0.01, sq.OPEN, -math.inf, math.inf)
     assert clipped([no_level], "eval_acc", [0.5]) == (no_level,)  # "no interval", not the whole range
+
+
+def test_a_report_of_another_metric_says_its_seeds_were_chosen_by_the_looks(tmp_path):
+    # `run --until-decided` on eval_acc chose how many seeds each group ran; a fixed-n report of
+    # eval_loss on them (noise tracking eval_acc's at 0.9) called a null arm in 5.3% of sweeps at
+    # 0.05 (RESULTS.md §36): said beside the pointer to the looks, not only "report as there"
+    from sweepgen.run.report.sequential_record import Rule, report_lines, write_state
+
+    rule = Rule("base", "eval_acc", "final", "max", 2, 8, "pocock")
+    write_state(tmp_path, rule, [])
+    (line,) = report_lines(tmp_path, "eval_loss", "final", "min", "base")
+    assert "comparing eval_acc (final, max is better) against base" in line
+    assert "the seeds each group ran were chosen by those looks" in line
+    assert "a test family of their own" in line
+    assert report_lines(tmp_path, "eval_acc", "final", "max", "base")[0].startswith("sequential test")

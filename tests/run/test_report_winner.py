@@ -96,3 +96,23 @@ def test_the_best_run_line_names_its_groups_mean_beside_the_luckiest_seed(cli_cw
         "coma_seed5_lr0.001 = 0.770 at step 40; one of 6 seeds of coma_lr0.001, whose mean is 0.752" in said
     )
     assert "quote the group's mean, not this value" in said
+
+
+def test_the_best_of_runs_of_one_seed_each_is_said_optimistic_and_without_interval(cli_cwd):
+    # a grid of six configurations at one seed each: "best run ... = 0.530" alone read as the
+    # configuration's value; a search's status says it of its best trial, the report now too
+    from click.testing import CliRunner
+    from report_support import make_big
+
+    from sweepgen.cli import main
+
+    make_big(cli_cwd, lrs=3, betas=2, seeds=1, steps=2)
+    result = CliRunner().invoke(main, ["report", "generated/big", "--metric", "eval_acc", "--no-plot"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stdout.split())
+    assert "the only run of its configuration with a value, picked as the best of 6 runs: optimistic" in said
+    assert "with no interval (run each configuration at 2 or more seeds" in said
+    # where the best run has seeds beside it, their mean is quoted instead (shaping: six seeds)
+    make_shaping(cli_cwd)
+    shaping, _ = compare_shaping(cli_cwd)
+    assert "whose mean is" in shaping and "the only run of its configuration" not in shaping

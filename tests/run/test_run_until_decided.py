@@ -312,3 +312,18 @@ def test_a_committed_sequential_test_is_never_replayed(arms):
     assert "better against base" not in again.stdout and starts(arms) == started
     subprocess.run([git, "rm", "-q", "--cached", str(state)], cwd=arms, check=True)
     assert run("--until-decided").exit_code == 0  # this machine's own record: replayed
+
+
+def test_a_new_test_on_runs_that_already_have_values_says_its_error_rate_counts_it_alone(arms):
+    # the test of a deleted record (or a report of a plain run) already looked at these values: a
+    # new test of them spends alpha anew, so its "at most 0.05" holds for it alone; said at its start
+    first = run(*FIRST)
+    assert first.exit_code == 0, first.output
+    assert "already have a value" not in first.stderr  # nothing ran before the first test
+    (arms / "generated/arms" / DECIDE_STATE_NAME).unlink()
+    again = run(*FIRST)
+    assert again.exit_code == 0, again.output
+    said = " ".join(again.stderr.split())
+    assert "run(s) of this test's groups already have a value of the metric compared" in said
+    assert "whose alpha this one does not count" in said
+    assert len(starts(arms)) == len(set(starts(arms)))  # no run started twice

@@ -752,14 +752,29 @@ def _label(run: RunRecord, keys: Sequence[str], digits: int) -> str:
 def _curve(label: str, members: Sequence[RunRecord]) -> Curve:
     """One group's mean and band, at the steps all its runs logged (a note when some logged more)."""
     shared = set.intersection(*(set(dict(m.curve)) for m in members))
-    notes: tuple[str, ...] = ()
-    if any(len(m.curve) != len(shared) for m in members):
-        notes = (f"{label}: plotted at the {len(shared)} steps logged by all {len(members)} runs",)
+    note = unshared_note(label, [len(dict(m.curve)) for m in members], len(shared))
+    notes = () if note is None else (note,)
     steps = sorted(shared)
     by_run = [dict(m.curve) for m in members]
     values = [[r[s] for r in by_run] for s in steps]
     mean, low, high = _band(values)
     return Curve(label, tuple(m.name for m in members), tuple(steps), mean, low, high, notes)
+
+
+def unshared_note(label: str, logged: Sequence[int], shared: int) -> str | None:
+    """What a group's curve leaves out (None: every run logged the same steps). The curve is the mean
+    over the group's seeds at each step, so it is drawn at the steps every seed logged; where the
+    seeds logged at disjoint steps (evals offset per seed, a logging interval changed) there is none,
+    and an empty line would read as "no data" (its values are in the table)."""
+    if all(n == shared for n in logged):
+        return None
+    if shared == 0:
+        return (
+            f"{label}: no curve: its {len(logged)} runs logged the metric at no step in common, and a "
+            "mean over seeds needs every seed at a step (each run's values are in the table); log "
+            "every run at the same steps"
+        )
+    return f"{label}: plotted at the {shared} steps logged by all {len(logged)} runs (of {max(logged)})"
 
 
 def _band(values: Sequence[Sequence[float]]) -> tuple[tuple[float, ...], ...]:
@@ -775,6 +790,7 @@ def _short(value: Any, digits: int) -> str:
     return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
+NO_SHARED_STEP = "no curve: no group's runs logged the metric at a step in common (see the notes)"
 PLOT_LIMIT = 1e300  # beyond this, an axis range (high - low) overflows a float: left out of the PNG
 
 
@@ -798,7 +814,22 @@ def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) ->
         return _draw(plt, lines, title, ylabel)
 
 
-def _draw(plt: Any, lines: Sequence[Curve], title: str, ylabel: str) -> bytes:
+def _drawable(curve: Curve) -> bool:
+    """A group whose runs share no logged step has no line (its note says so, unshared_note)."""
+    return bool(curve.steps)
+
+
+def _legend_or_why(ax: Any, groups: int, lines: Sequence[Curve]) -> None:
+    """The legend of the lines; where there were groups yet none has a line, that said in the plot
+    (empty axes read as "no data"; a legend of no line, matplotlib warns of)."""
+    if lines:
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    elif groups:
+        ax.text(0.5, 0.5, NO_SHARED_STEP, ha="center", va="center", transform=ax.transAxes)
+
+
+def _draw(plt: Any, curves: Sequence[Curve], title: str, ylabel: str) -> bytes:
+    lines = list(filter(_drawable, curves))
     fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
     try:
         for curve in lines:
@@ -814,7 +845,7 @@ def _draw(plt: Any, lines: Sequence[Curve], title: str, ylabel: str) -> bytes:
         title = escape.line(title)
         ax.set_title(f"{title}: mean over seeds, band min..max" if seeded else f"{title}: one run per line")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        _legend_or_why(ax, len(curves), lines)
         buf = io.BytesIO()
         # fixed metadata: the same runs give the same bytes; tight: the legend beside the axes fits
         try:

@@ -14,6 +14,8 @@ draw of m items alone can move a mean (the binomial bound: items either always o
 Said only for a proportion (sweepgen.direction) whose every value is a count out of at most
 ``FEW_ITEMS`` items (outliers.items: the fewest m that fits, so "or a multiple"); past that the
 bound is under 0.07 and values logged with 3-4 decimals would pass for counts of a continuous share.
+With ``--at last:K`` the values given are each logged value averaged (make._scored): the mean of K
+evals of the same m items is a count out of K x m, and no more items than m.
 """
 
 from __future__ import annotations

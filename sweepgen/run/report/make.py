@@ -173,8 +173,21 @@ def _add_caveats(
     configurations = dropout.configurations(report, plan, request.seeds)
     values = {g: [v for _, v in r] for g, r in runs.items()}
     outcome.winner = winner.sentence(statistics, values, configurations)
-    outcome.items = eval_items.sentence(report.objective.metric, values, statistics.methods.bounds)
+    k = rep.last_k(report.objective.at)
+    scored = values if k is None else _each_logged(report, runs, k)
+    outcome.items = eval_items.sentence(report.objective.metric, scored, statistics.methods.bounds)
     outcome.after_looks = after_looks
+
+
+def _each_logged(
+    report: rep.Report, runs: Mapping[str, Sequence[tuple[str, float]]], k: int
+) -> dict[str, list[float]]:
+    """Each group's values as each was scored on the eval items at --at last:K: each of the K logged
+    values a run's value averages. Their mean is a count out of K x m, yet the same m items scored
+    K times are m items, not K x m: read from the means, the eval-items sentence said "100 items" of
+    a 20-item eval at --at last:5 and bounded the draw's reach sqrt(5) too tight."""
+    last = {r.name: r.curve[-k:] for r in report.finished}
+    return {g: [v for name, _ in r for _, v in last[name]] for g, r in runs.items()}
 
 
 def _collect(request: Request) -> tuple[rep.Report, Request, str | None, Any]:

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
+from operator import itemgetter
 from typing import Any
 
+from sweepgen.run.report.collect import unshared_note
 from sweepgen.run.report.groups import Group
 from sweepgen.run.report.importance import Importance, Param
 from sweepgen.run.report.page_types import Objective, PageData, PageRun
@@ -22,6 +24,7 @@ from sweepgen.run.report.stats import Statistics, bootstrap_coverage
 MAX_CURVE_GROUPS = 30
 MAX_POINTS = 300
 MAX_METRICS = 8
+MAX_NOTED = 5  # groups named in the note on curves drawn at fewer steps than logged, per metric
 MAX_PRUNED_CURVES = 100  # a search's pruned runs, one line each: the latest trials' (the page says so)
 
 
@@ -114,14 +117,37 @@ def _group_curves(
     groups are left out."""
     ordered = best_first(groups, {r["name"]: r["score"] for r in runs}, str(objective["mode"]))
     shown = ordered[:MAX_CURVE_GROUPS]
-    by_name = {r["name"]: r for r in runs}
-    curves = {m: [c for g in shown if (c := _curve(g, by_name, m)) is not None] for m in curve_metrics}
-    if len(ordered) <= len(shown):
-        return curves, None
-    return curves, (
-        f"curves of the {len(shown)} best groups by {objective['label']} of {len(ordered)} "
-        "(every run is in the table and in parallel coordinates)"
-    )
+    drawn = _drawn(shown, {r["name"]: r for r in runs}, curve_metrics)
+    notes = [n for m in curve_metrics for n in _unshared(m, drawn[m])]
+    if len(ordered) > len(shown):
+        notes.insert(
+            0,
+            f"curves of the {len(shown)} best groups by {objective['label']} of {len(ordered)} "
+            "(every run is in the table and in parallel coordinates)",
+        )
+    # a group whose runs share no logged step has no line: said in the note, never drawn empty
+    return {m: _with_steps(drawn[m]) for m in curve_metrics}, "; ".join(notes) or None
+
+
+def _drawn(
+    shown: Sequence[Group], by_name: Mapping[str, Mapping[str, Any]], metrics: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Each metric's curve of each shown group whose runs logged it."""
+    return {m: [c for g in shown if (c := _curve(g, by_name, m)) is not None] for m in metrics}
+
+
+def _with_steps(curves: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return list(filter(itemgetter("steps"), curves))
+
+
+def _unshared(metric: str, drawn: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The notes of a metric's curves drawn at fewer steps than their runs logged, or not at all
+    (the runs share no logged step: collect.unshared_note), at most MAX_NOTED groups named."""
+    notes = [n for c in drawn if (n := c["note"]) is not None]
+    if not notes:
+        return []
+    more = f" (and {len(notes) - MAX_NOTED} more groups)" if len(notes) > MAX_NOTED else ""
+    return [f"{metric}: " + "; ".join(notes[:MAX_NOTED]) + more]
 
 
 def _page_runs(runs: Sequence[Mapping[str, Any]], groups: Sequence[Group]) -> list[PageRun]:
@@ -169,13 +195,15 @@ def _curve(group: Group, runs: Mapping[str, Mapping[str, Any]], metric: str) -> 
     series = [dict(s) for r in group.members if (s := runs[r]["series"].get(metric))]
     if not series:
         return None
-    steps = _thinned(sorted(set.intersection(*(set(s) for s in series))))
+    shared = set.intersection(*(set(s) for s in series))
+    steps = _thinned(sorted(shared))
     values = [[s[step] for s in series] for step in steps]
     return {
         "group": group.name,
         "n": len(series),
         "steps": steps,
         **_band(values),
+        "note": unshared_note(group.name, [len(s) for s in series], len(shared)),
     }
 
 

@@ -174,7 +174,10 @@ def report_lines(sweep_dir: Path, metric: str | None, at: str, mode: str, baseli
         return [
             "this sweep's seeds were added by `run --until-decided` comparing "
             f"{rule.metric or 'final_reward'} ({rule.at}, {rule.mode} is better) against {rule.baseline}: "
-            "report with --metric, --at, --mode and --compare as there to see its looks"
+            "report with --metric, --at, --mode and --compare as there to see its looks; the seeds each "
+            "group ran were chosen by those looks, so this report's fixed-n verdicts, on a metric whose "
+            "run noise tracks the tested one's, can err slightly above their level (5.3% at 0.05 where "
+            "it tracks it at 0.9, benchmarks/RESULTS.md §36), and are a test family of their own"
         ]
     schedule = _schedule(rule)
     total = len(schedule.looks)

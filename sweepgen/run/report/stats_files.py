@@ -38,7 +38,11 @@ class StatsRow(TypedDict):
     p_holm: float | None
     verdict: str | None  # better | worse | no evidence | cannot decide | baseline
     reason: str | None
-    seeds_needed: int | None
+    seeds_needed: int | None  # the plug-in count: at the spread the seeds show
+    # the count where the true spread is at the top of its 80% interval (None beside a seeds_needed:
+    # more than 1,000): the plug-in count from 2-5 seeds' spread fell short of 80% power in half of
+    # simulated comparisons (benchmarks/RESULTS.md §33), so a file read alone has both
+    seeds_needed_spread_top: int | None
     detectable_diff: float | None
     runs_lost: int  # the group's runs without a value (failed, pruned, metric missing): not in n
     lost: str | None  # which, and why ("x_seed2 (failed); ..."), report/dropout.py
@@ -58,6 +62,7 @@ _Versus = tuple[
     float | None,  # p (Holm)
     str | None,  # reason
     int | None,  # seeds needed
+    int | None,  # seeds needed where the spread is at the top of its interval
     float | None,  # detectable difference
 ]
 
@@ -66,8 +71,9 @@ def _versus(c: stats.Comparison | None) -> _Versus:
     """A group's comparison with the baseline, as the row's columns; all None for the baseline and
     without one."""
     if c is None:
-        return None, None, None, None, None, None, None, None, None, None
-    return (c.diff, c.low, c.high, c.level, c.test, c.p, c.p_holm, c.reason, c.seeds_needed, c.detectable)
+        return None, None, None, None, None, None, None, None, None, None, None
+    needed = (c.seeds_needed, c.seeds_needed_high)
+    return (c.diff, c.low, c.high, c.level, c.test, c.p, c.p_holm, c.reason, *needed, c.detectable)
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ def rows(
         gone = caveats.lost.get(g.name, ())
         c = by.get(g.name)
         verdict = c.verdict if c else ("baseline" if g.name == statistics.baseline else None)
-        diff, low, high, level, test, p, p_holm, reason, needed, detectable = _versus(c)
+        diff, low, high, level, test, p, p_holm, reason, needed, needed_top, detectable = _versus(c)
         out.append(
             StatsRow(
                 metric=context["metric"],
@@ -116,6 +122,7 @@ def rows(
                 verdict=verdict,
                 reason=reason,
                 seeds_needed=needed,
+                seeds_needed_spread_top=needed_top,
                 detectable_diff=detectable,
                 runs_lost=len(gone),
                 lost="; ".join(gone) if gone else None,

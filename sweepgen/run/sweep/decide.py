@@ -72,6 +72,8 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
         return _dry_run(request, rule, schedule, members, result, display)
     if fresh:
         write_state(request.sweep_dir, rule, [])
+        for line in _seen_before(request.sweep_dir, rule, members):
+            display.note(line)
     for n, alpha in list(zip(schedule.looks, schedule.alphas))[len(looks) :]:
         still = result.open_arms
         if not still:
@@ -89,6 +91,26 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
             return result
         _record_look(request, result, _look(request.sweep_dir, rule, members, still, n, alpha), display)
     return result
+
+
+def _seen_before(sweep_dir: Path, rule: Rule, members: dict[str, list[str]]) -> list[str]:
+    """A new test whose seeds already have values (a plain `run` of the grid, or the test of a
+    deleted record): its looks take them as unseen, and each test of the same values spends alpha
+    anew (two tests of a null arm at 0.05 call it in up to 10% of sweeps): said (none where no run
+    of the groups has a value yet)."""
+    try:
+        values = _values(sweep_dir, rule)
+    except UserError:  # no run finished yet (collect refuses that); anything else the first look raises
+        return []
+    seen = sum(values.get(name) is not None for names in members.values() for name in names)
+    if not seen:
+        return []
+    return [
+        f"{seen} run(s) of this test's groups already have a value of the metric compared: "
+        "its error rate holds where this rule was chosen before they were looked at; a test or report "
+        "of them before this one (a deleted record's looks too) is a test of its own, whose alpha this "
+        "one does not count"
+    ]
 
 
 def _direction_line(given: Rule, rule: Rule, fresh: bool) -> str:
@@ -146,7 +168,8 @@ def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str
             "after data was seen no longer keeps its error rate",
             location=Location(str(request.sweep_dir / DECIDE_STATE_NAME)),
             hint="give the same options (or none: the recorded ones are used), or delete that file to "
-            "start a new test (the finished runs stay and are not run again)",
+            "start a new test (the finished runs stay and are not run again; its looks at them are a "
+            "second test of values already tested, so its error rate holds for that test alone)",
         )
     return rule, members, looks, recorded is None
 
