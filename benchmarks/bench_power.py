@@ -26,7 +26,8 @@ import time
 import numpy as np
 from scipy import stats as st
 
-from sweepgen.run.report import calibrated, power, stats
+from sweepgen.run.report.stats import calibrated, power
+from sweepgen.run.report.stats import verdicts as stats
 
 SEEDS_CASES = (  # d, alpha, weight (the arm's variance share)
     (2.5, 0.05, 0.5),

@@ -1,6 +1,6 @@
 """Benchmark: do `report`'s intervals cover, does its verdict keep its error rate, and how often does
 it detect a real effect, at the seed counts people run? Simulated with known ground truth, through
-the report's own functions (sweepgen.run.report.stats, bootstrap).
+the report's own functions (sweepgen.run.report.stats.verdicts, bootstrap).
 
 - coverage: the share of 95% intervals (t for a mean, Welch for a difference; the percentile bootstrap
   for both, by name) that contain the true value, at n = 2, 3, 5, 10 seeds per group; each group's
@@ -11,7 +11,7 @@ the report's own functions (sweepgen.run.report.stats, bootstrap).
   better/worse, through ``stats.compare`` with Welch and Holm;
 - power at 1 sd: one arm 1 sd above the baseline among 8 arms at the null, the share of replications
   in which its verdict is "better";
-- `run --until-decided` (sweepgen.run.report.sequential, the function the command uses): a baseline
+- `run --until-decided` (sweepgen.run.report.stats.sequential, the function the command uses): a baseline
   and one arm shifted by 0, 0.5, 1 and 2 sd, seeds added in rounds up to 5 (looks at 2, 3, 4, 5) and
   up to 10 (looks at 2, 4, 6, 8, 10), each spending function: the share of replications with a
   verdict (at 0 sd: the error rate, to be <= 0.05), the mean seeds per group spent, and the same
@@ -33,7 +33,8 @@ import time
 
 import numpy as np
 
-from sweepgen.run.report import bootstrap, sequential, stats
+from sweepgen.run.report.stats import bootstrap, sequential
+from sweepgen.run.report.stats import verdicts as stats
 
 NS = (2, 3, 5, 10)
 MEAN, SD = 0.5, 0.05

@@ -23,7 +23,8 @@ import argparse
 import numpy as np
 from scipy import stats as st
 
-from sweepgen.run.report import importance, outliers, sequential, stats, winner
+from sweepgen.run.report.stats import importance, outliers, sequential, winner
+from sweepgen.run.report.stats import verdicts as stats
 
 
 def proportions(reps: int) -> None:

@@ -24,7 +24,8 @@ import argparse
 
 import numpy as np
 
-from sweepgen.run.report import outliers, sequential, sequential_table, stats
+from sweepgen.run.report.stats import outliers, sequential, sequential_table
+from sweepgen.run.report.stats import verdicts as stats
 
 PROPORTION = (0.0, 1.0)
 

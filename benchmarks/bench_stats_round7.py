@@ -16,7 +16,7 @@ Parts (``--part``):
   refits lies above 0, and how often with no sentence beside it.
 
     OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_round7.py --part sequential --reps 1000
-    git show <round six>:sweepgen/run/report/outliers.py > /tmp/old_outliers.py
+    git show <round six>:sweepgen/run/report/stats/outliers.py > /tmp/old_outliers.py
     OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_round7.py --part float32 --reps 3000 \
         --old /tmp/old_outliers.py
 """
@@ -32,8 +32,9 @@ from types import ModuleType
 import numpy as np
 from bench_stats_round5 import _grid  # the same 3 x 3 grid as round five
 
-from sweepgen.run.report import outliers, sequential, sequential_table, stats
-from sweepgen.run.report.sequential_record import Look, held_at_last_look
+from sweepgen.run.report.stats import outliers, sequential, sequential_table
+from sweepgen.run.report.stats import verdicts as stats
+from sweepgen.run.report.stats.sequential_record import Look, held_at_last_look
 
 
 def _misses(c: stats.Comparison, truth: float) -> bool:

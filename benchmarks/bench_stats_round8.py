@@ -26,7 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sweepgen.run.report import power, stats
+from sweepgen.run.report.stats import power
+from sweepgen.run.report.stats import verdicts as stats
 
 Draw = Callable[[int], np.ndarray]
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 from bench_stats_round8 import cli  # run as a script: benchmarks/ is on the path
 
-from sweepgen.run.report import sequential, stats
+from sweepgen.run.report.stats import sequential
+from sweepgen.run.report.stats import verdicts as stats
 
 UNIT = stats.Methods(bounds=(0.0, 1.0))
 

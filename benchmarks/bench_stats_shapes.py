@@ -1,7 +1,7 @@
 """Calibration of `report`'s comparisons on RL-shaped per-seed values (benchmarks/RESULTS.md,
 "Calibration on RL-shaped metrics"): for each shape and seed count, the share of null comparisons
 called better or worse (stated: 5%), the coverage of the printed difference interval, and the
-family-wise rate with four arms against one baseline. Calls sweepgen.run.report.stats.compare
+family-wise rate with four arms against one baseline. Calls sweepgen.run.report.stats.verdicts.compare
 directly (not the CLI) for speed.
 
     OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_shapes.py [--reps 2000] [--only binom10]
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sweepgen.run.report import stats
+from sweepgen.run.report.stats import verdicts as stats
 
 Draw = Callable[[np.random.Generator, int], np.ndarray]
 

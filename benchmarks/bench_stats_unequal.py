@@ -31,7 +31,8 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as st
 
-from sweepgen.run.report import calibrated, stats
+from sweepgen.run.report.stats import calibrated
+from sweepgen.run.report.stats import verdicts as stats
 
 ALPHA = 0.05
 HSU_DF = 1.0  # Hsu's df at two seeds against more (min(n) - 1), what report used before the calibration

@@ -35,7 +35,7 @@ LOWERED = frozenset(
 UNIT = (0.0, 1.0)
 # words that name a share of items or of steps: a metric named so, with every value in [0, 1], is a
 # proportion, whose intervals `report` and a search's best line keep inside [0, 1]
-# (sweepgen/run/report/bounds.py says why)
+# (sweepgen/run/report/stats/bounds.py says why)
 PROPORTION_WORDS = frozenset(
     {
         "acc",

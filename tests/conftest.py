@@ -115,7 +115,7 @@ def _hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.delenv("CI", raising=False)
     # the TRL configs of the tests stand for GPU runs (TRL's bf16 default): `run` judges bf16 against
     # this machine's devices only where a test asks (tests/run/test_trl_machine.py)
-    from sweepgen.run.core import trl_precision
+    from sweepgen.run.start import trl_precision
 
     monkeypatch.setattr(trl_precision, "no_accelerator", lambda: False)
 

@@ -448,7 +448,7 @@ def print_decided(result: DecideResult, sweep_dir: Path, metric: str | None = No
 
 def _decided_lines(result: DecideResult) -> list[str]:
     """Every look, each decided arm's verdict, and what is left open when the seeds are spent."""
-    from sweepgen.run.report.sequential_record import look_lines  # --until-decided only: loaded then
+    from sweepgen.run.report.stats.sequential_record import look_lines  # --until-decided only: loaded then
 
     lines = [
         line for n, look in enumerate(result.looks, 1) for line in look_lines(look, n, result.total_looks)
@@ -468,7 +468,7 @@ def _open_lines(result: DecideResult, against: str) -> list[str]:
         return [f"every group decided {against}"]
     if not result.spent:
         return []
-    from sweepgen.run.report.sequential_record import NO_TEST
+    from sweepgen.run.report.stats.sequential_record import NO_TEST
 
     within = f"within {result.rule.max_seeds} seeds per group {against}"
     untested = _untested(result)

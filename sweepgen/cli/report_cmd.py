@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the comma
 
     from sweepgen.run.report.collect import RunRecord
     from sweepgen.run.report.make import Outcome, Request
-    from sweepgen.run.report.stats import Comparison, Statistics
+    from sweepgen.run.report.stats.verdicts import Comparison, Statistics
     from sweepgen.run.report.stats_files import StatsRow
 
 
@@ -214,7 +214,7 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
     for c in statistics.comparisons:
         out += _undecided_sentences(c, statistics.methods.bounds)
     interval = statistics.methods.describe()
-    from sweepgen.run.report.stats import bootstrap_coverage
+    from sweepgen.run.report.stats.verdicts import bootstrap_coverage
 
     covers = bootstrap_coverage(statistics)
     if covers is not None:
@@ -253,7 +253,7 @@ def _seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) ->
         if c.detectable is not None
         else ""
     )
-    from sweepgen.run.report.stats import CALIBRATED
+    from sweepgen.run.report.stats.verdicts import CALIBRATED
 
     if c.detectable is None and bounds is not None and c.verdict == "no evidence" and c.test == CALIBRATED:
         # stats._needed dropped a detectable difference as wide as the metric's range or wider

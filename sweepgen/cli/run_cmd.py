@@ -20,7 +20,7 @@ from sweepgen.cli._params import SECONDS, limit_option, only_option, trusting
 from sweepgen.run.core.registry import NAMES as EXECUTOR_NAMES
 
 if TYPE_CHECKING:
-    from sweepgen.run.report.sequential_record import Rule
+    from sweepgen.run.report.stats.sequential_record import Rule
 
 
 @click.command("run")
@@ -280,7 +280,7 @@ def _rule(
                 "--until-decided"
             )
         return None
-    from sweepgen.run.report.sequential_record import Rule
+    from sweepgen.run.report.stats.sequential_record import Rule
 
     return Rule(compare, metric, at, mode, per_round, max_seeds, spending)
 

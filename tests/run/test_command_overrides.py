@@ -108,7 +108,7 @@ def test_a_command_setting_a_searched_value_is_refused_before_any_trial(tmp_path
 
 def test_a_word_holding_spaces_is_one_value_not_flags(tmp_path, monkeypatch):
     """`--system_prompt "Answer, then --beta"` (one argv word) sets a prompt, not --beta."""
-    from sweepgen.run.core import command_overrides
+    from sweepgen.run.start import command_overrides
 
     monkeypatch.chdir(tmp_path)
     _sweep(tmp_path)

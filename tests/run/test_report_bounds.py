@@ -8,7 +8,8 @@ import json
 
 from report_support import compare_shaping, make_shaping
 
-from sweepgen.run.report import bounds, stats
+from sweepgen.run.report.stats import bounds
+from sweepgen.run.report.stats import verdicts as stats
 
 NEAR_ONE = {4: 0.96, 5: 1.0, 6: 0.99}  # coma_lr1e-05's test seeds: a t interval up to 1.035
 

@@ -1,4 +1,4 @@
-"""Welch's test at a level calibrated over the variance ratio (sweepgen.run.report.calibrated): the
+"""Welch's test at a level calibrated over the variance ratio (sweepgen.run.report.stats.calibrated): the
 exact integral against simulation, the level against its definition, the p-value against its own,
 and report's verdicts at the calibrated level."""
 
@@ -9,7 +9,8 @@ import pytest
 from scipy import special
 from scipy import stats as sps
 
-from sweepgen.run.report import calibrated, stats
+from sweepgen.run.report.stats import calibrated
+from sweepgen.run.report.stats import verdicts as stats
 
 # every ratio of spreads, densely: group 1's weight from 0 to 1 on a linear and a logit grid
 DENSE = np.unique(np.concatenate([np.linspace(0, 1, 2001), special.expit(np.linspace(-14, 14, 2001))]))

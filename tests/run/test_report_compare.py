@@ -15,7 +15,7 @@ from report_support import compare_shaping, logged_acc, make_shaping
 
 from sweepgen.cli import main
 from sweepgen.run.logs import metrics
-from sweepgen.run.report import stats
+from sweepgen.run.report.stats import verdicts as stats
 
 
 @pytest.fixture

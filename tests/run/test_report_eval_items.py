@@ -7,7 +7,8 @@ import json
 import numpy as np
 from report_support import compare_shaping, make_shaping
 
-from sweepgen.run.report import eval_items, stats
+from sweepgen.run.report.stats import eval_items
+from sweepgen.run.report.stats import verdicts as stats
 
 UNIT = (0.0, 1.0)
 

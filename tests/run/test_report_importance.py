@@ -1,4 +1,4 @@
-"""Parameter importance with its uncertainty (sweepgen.run.report.importance): the held-out R², each
+"""Parameter importance with its uncertainty (sweepgen.run.report.stats.importance): the held-out R², each
 share's interval over refits, and the sentence below FEW_RUNS runs."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import io
 import numpy as np
 import pytest
 
-from sweepgen.run.report import importance as imp
+from sweepgen.run.report.stats import importance as imp
 
 pytestmark = pytest.mark.plot  # scikit-learn
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sweepgen.run.report import joint, stats
+from sweepgen.run.report.stats import joint
+from sweepgen.run.report.stats import verdicts as stats
 
 
 def _far_arms(rng: np.random.Generator, arms: int, seeds: int) -> list[tuple[str, list[float]]]:

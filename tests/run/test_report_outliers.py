@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from report_support import compare_shaping, make_shaping
 
-from sweepgen.run.report import outliers
+from sweepgen.run.report.stats import outliers
 
 
 @pytest.mark.parametrize(

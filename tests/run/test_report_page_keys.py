@@ -66,7 +66,7 @@ def test_build_returns_every_key_of_the_page_type_and_no_other():
 
 
 def test_every_statistics_row_has_exactly_the_row_types_keys_in_the_files_column_order():
-    from sweepgen.run.report import stats
+    from sweepgen.run.report.stats import verdicts as stats
 
     result = stats.compare([("a", [1.0, 1.2, 0.9]), ("b", [1.5, 1.6, 1.4])], baseline="a", mode="max")
     context = {"metric": "m", "value": "final", "direction": "max is better"}

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from sweepgen.run.report import calibrated, power, stats
+from sweepgen.run.report.stats import calibrated, power
+from sweepgen.run.report.stats import verdicts as stats
 
 H = 1 / math.sqrt(2)  # [m - H, m + H] has variance 1
 

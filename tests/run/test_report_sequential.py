@@ -1,4 +1,4 @@
-"""The sequential test of `run --until-decided` (sweepgen.run.report.sequential): the looks and the
+"""The sequential test of `run --until-decided` (sweepgen.run.report.stats.sequential): the looks and the
 alpha each spends, the boundary a crossing is held to, and the family-wise error rate over every look
 and comparison under the null, against the uncorrected rule that inflates it."""
 
@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import calibrated, joint, stats
-from sweepgen.run.report import sequential as sq
+from sweepgen.run.report.stats import calibrated, joint
+from sweepgen.run.report.stats import sequential as sq
+from sweepgen.run.report.stats import verdicts as stats
 
 
 @settings(deadline=None)
@@ -161,8 +162,8 @@ def test_a_crossed_arm_keeps_its_looks_interval_not_a_fixed_n_one_on_the_seeds_t
     # `arm` crosses at the first look (2 seeds); the baseline goes on to 10 and drifts up, so the
     # fixed-n interval on 2 + 10 seeds holds 0 beside the sequential "better": the table now shows
     # the look's repeated-confidence interval, which excludes 0 where the look crossed
-    from sweepgen.run.report import sequential_table
-    from sweepgen.run.report.sequential_record import Look, held_at_last_look
+    from sweepgen.run.report.stats import sequential_table
+    from sweepgen.run.report.stats.sequential_record import Look, held_at_last_look
 
     values = {
         "base": [0.0, 0.1, 3.0, 2.0, 2.5, 1.5, 3.0, 2.0, 2.5, 2.0],
@@ -194,7 +195,7 @@ def test_a_crossed_arm_keeps_its_looks_interval_not_a_fixed_n_one_on_the_seeds_t
 def test_each_looks_line_shows_the_repeated_interval_the_table_shows():
     # the terminal's per-look lines of `run --until-decided` gave p and boundary only: the size of a
     # crossing (and the interval the report's table shows for it) was not seen where the looks are said
-    from sweepgen.run.report.sequential_record import Look, look_lines
+    from sweepgen.run.report.stats.sequential_record import Look, look_lines
 
     crossings = sq.look(
         [("arm", [2.0, 2.1, 2.05]), ("same", [0.1, 0.0, 0.05])], [0.0, 0.1, 0.05], 0.02, "max"
@@ -215,8 +216,8 @@ def test_each_looks_line_shows_the_repeated_interval_the_table_shows():
 def test_with_bootstrap_intervals_the_looks_intervals_are_said_to_be_welchs():
     # --interval bootstrap after --until-decided: the held arms' intervals are the looks' calibrated
     # Welch ones under a table titled "percentile bootstrap"; the sentence now says which they are
-    from sweepgen.run.report import sequential_table
-    from sweepgen.run.report.sequential_record import Look, held_at_last_look
+    from sweepgen.run.report.stats import sequential_table
+    from sweepgen.run.report.stats.sequential_record import Look, held_at_last_look
 
     values = {"base": [0.0, 0.1, 0.05, 0.02], "arm": [2.0, 2.1, 2.05, 2.02]}
     schedule = sq.Schedule(2, 4)
@@ -239,7 +240,7 @@ def test_with_bootstrap_intervals_the_looks_intervals_are_said_to_be_welchs():
 def test_a_proportions_look_line_keeps_its_interval_inside_what_a_difference_can_be():
     # an accuracy at 2 seeds a side: the look's repeated interval reached past +1 in the terminal's
     # look line, where the report's table clips it to [-1, 1]; now both show the same interval
-    from sweepgen.run.report.sequential_record import Look, look_lines
+    from sweepgen.run.report.stats.sequential_record import Look, look_lines
     from sweepgen.run.sweep.decide import clipped
 
     arm, base = [0.9, 0.5], [0.1, 0.2]
@@ -257,7 +258,7 @@ def test_a_report_of_another_metric_says_its_seeds_were_chosen_by_the_looks(tmp_
     # `run --until-decided` on eval_acc chose how many seeds each group ran; a fixed-n report of
     # eval_loss on them (noise tracking eval_acc's at 0.9) called a null arm in 5.3% of sweeps at
     # 0.05 (RESULTS.md §36): said beside the pointer to the looks, not only "report as there"
-    from sweepgen.run.report.sequential_record import Rule, report_lines, write_state
+    from sweepgen.run.report.stats.sequential_record import Rule, report_lines, write_state
 
     rule = Rule("base", "eval_acc", "final", "max", 2, 8, "pocock")
     write_state(tmp_path, rule, [])

@@ -1,4 +1,4 @@
-"""Seed-aware statistics (sweepgen.run.report.stats) against hand-computed references, and seed groups."""
+"""Seed-aware statistics (run/report/stats/verdicts.py) against hand-computed references, and seed groups."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import bootstrap, calibrated, power, stats
 from sweepgen.run.report import groups as grp
+from sweepgen.run.report.stats import bootstrap, calibrated, power
+from sweepgen.run.report.stats import verdicts as stats
 
 
 def _boot_mean(values, seed=bootstrap.SEED):

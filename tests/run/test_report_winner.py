@@ -8,7 +8,8 @@ import json
 import numpy as np
 from report_support import compare_shaping, logged_acc, make_shaping
 
-from sweepgen.run.report import stats, winner
+from sweepgen.run.report.stats import verdicts as stats
+from sweepgen.run.report.stats import winner
 from sweepgen.run.search import best_value
 
 

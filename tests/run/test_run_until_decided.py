@@ -262,8 +262,8 @@ def test_an_arm_the_last_look_could_not_test_cannot_be_decided():
     # accuracy at its cap in every seed of both groups: no test at any look, so the seeds spent
     # leave it undecidable, not "no evidence" of a difference (as report's table says)
     from sweepgen.cli._run_display import _open_lines
-    from sweepgen.run.report import sequential
-    from sweepgen.run.report.sequential_record import Look, Rule
+    from sweepgen.run.report.stats import sequential
+    from sweepgen.run.report.stats.sequential_record import Look, Rule
     from sweepgen.run.sweep.decide import DecideResult
 
     crossings = (

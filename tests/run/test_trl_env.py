@@ -60,7 +60,7 @@ def test_other_env_blocks_and_commands_are_left_alone(tmp_path, monkeypatch, env
 def test_each_run_s_rendered_config_is_read_once_at_the_start_checks(tmp_path, monkeypatch):
     """The vLLM server, process count and env: judgments share one read of each run's rendered
     file (before, each read and parsed it again: three times per run)."""
-    from sweepgen.run.core import config_where
+    from sweepgen.run.start import config_where
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)

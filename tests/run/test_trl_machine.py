@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from run_support import make_config_sweep
 
 from sweepgen.cli import main
-from sweepgen.run.core import trl_precision
+from sweepgen.run.start import trl_precision
 
 # TRL's script run by this interpreter: the run's environment is sweepgen's own
 TRL = f"{shlex.quote(sys.executable)} -m trl.scripts.dpo --config {{config}}"

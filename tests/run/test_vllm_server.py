@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from run_support import make_config_sweep
 
 from sweepgen.cli import main
-from sweepgen.run.core import vllm_server
 from sweepgen.run.core.tasks import load_sweep
+from sweepgen.run.start import vllm_server
 
 SERVER = {"use_vllm": True, "vllm_mode": "server"}
 

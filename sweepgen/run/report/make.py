@@ -20,27 +20,24 @@ from sweepgen import filenames, runfs
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import RunState, is_pruned_reason
-from sweepgen.run.report import (
+from sweepgen.run.report import collect as rep
+from sweepgen.run.report import committed as report_committed
+from sweepgen.run.report import compared, dropout, sampled_axes, stats_files
+from sweepgen.run.report import groups as grp
+from sweepgen.run.report import html as report_html
+from sweepgen.run.report import page as report_page
+from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
+from sweepgen.run.report.stats import (
     bounds,
-    compared,
-    dropout,
     eval_items,
     joint,
     outliers,
-    sampled_axes,
     sequential_record,
     sequential_table,
-    stats,
-    stats_files,
     winner,
 )
-from sweepgen.run.report import collect as rep
-from sweepgen.run.report import committed as report_committed
-from sweepgen.run.report import groups as grp
-from sweepgen.run.report import html as report_html
-from sweepgen.run.report import importance as report_importance
-from sweepgen.run.report import page as report_page
-from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
+from sweepgen.run.report.stats import importance as report_importance
+from sweepgen.run.report.stats import verdicts as stats
 
 TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from sweepgen.run.report.collect import unshared_note
 from sweepgen.run.report.groups import Group
-from sweepgen.run.report.importance import Importance, Param
 from sweepgen.run.report.page_types import Objective, PageData, PageRun
-from sweepgen.run.report.stats import Statistics, bootstrap_coverage
+from sweepgen.run.report.stats.importance import Importance, Param
+from sweepgen.run.report.stats.verdicts import Statistics, bootstrap_coverage
 
 MAX_CURVE_GROUPS = 30
 MAX_POINTS = 300

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from sweepgen import escape, jsonfloat
-from sweepgen.run.report import stats
+from sweepgen.run.report.stats import verdicts as stats
 
 
 class StatsRow(TypedDict):

@@ -40,7 +40,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import Spec
 from sweepgen.compile.run_api import trials as search
-from sweepgen.run.core import runfiles, runlock, trl_start
+from sweepgen.run.core import runfiles, runlock
 from sweepgen.run.core.base import (
     PRUNED_REASON,
     TERMINAL,
@@ -65,6 +65,7 @@ from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.search import study as search_study
 from sweepgen.run.search.trials import Refused, TrialRenderer, clear_leftovers
+from sweepgen.run.start import trl_start
 
 OWNER_ATTR = "sweepgen_controller"
 REASON_ATTR = "sweepgen_reason"
@@ -275,7 +276,7 @@ class SearchController:
         return True
 
     def _startable(self, tasks: list[RunTask]) -> list[RunTask] | Refused:
-        """A trial the start checks refuse (sweepgen.run.core.trl_start: a vLLM server a running
+        """A trial the start checks refuse (sweepgen.run.start.trl_start: a vLLM server a running
         trial's run names, a config TRL would fail on) is refused; one every trial would meet is
         the user's error (exit 2) while nothing of this `run` has started."""
         running = [t for live in self.live.values() for t in live.tasks if t.name not in live.ended]

@@ -1,5 +1,5 @@
 """`sweepgen run DIR --until-decided`: run a sweep's seeds in rounds until every comparison against the
-baseline group is decided by the sequential test of sweepgen.run.report.sequential, or the seeds
+baseline group is decided by the sequential test of sweepgen.run.report.stats.sequential, or the seeds
 are spent.
 
 The seeds are the ones the spec renders (its seed axis): round k runs the first n_k seeds of the
@@ -30,10 +30,17 @@ from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import replay_guard
 from sweepgen.run.core.tasks import NAMING_PATHS, read_lock
-from sweepgen.run.report import bounds, sequential
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
-from sweepgen.run.report.sequential_record import DEFAULTS, Look, Rule, look_lines, read_state, write_state
+from sweepgen.run.report.stats import bounds, sequential
+from sweepgen.run.report.stats.sequential_record import (
+    DEFAULTS,
+    Look,
+    Rule,
+    look_lines,
+    read_state,
+    write_state,
+)
 from sweepgen.run.sweep.grid import Display, RunRequest, RunResult, run_sweep
 
 

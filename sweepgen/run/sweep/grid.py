@@ -25,15 +25,7 @@ from typing import Protocol
 
 from sweepgen.compile.run_api import LOCK_NAME, Lock, placed
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core import (
-    boot_clock,
-    command_overrides,
-    program,
-    runlock,
-    stop_signals,
-    sweep_state,
-    trl_start,
-)
+from sweepgen.run.core import boot_clock, runlock, stop_signals, sweep_state
 from sweepgen.run.core.base import (
     LOG_FILE,
     LOST,
@@ -63,6 +55,7 @@ from sweepgen.run.core.tasks import (
     select,
 )
 from sweepgen.run.logs.progress import log_tail
+from sweepgen.run.start import command_overrides, program, trl_start
 from sweepgen.run.sweep.only import with_groups
 
 POLL_S = 0.5

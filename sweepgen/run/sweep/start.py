@@ -24,7 +24,7 @@ from sweepgen.compile import run_api
 from sweepgen.compile.run_api import LOCK_NAME, lock
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import read_inside
-from sweepgen.run.core import command_overrides, program, replay_guard, sweep_origin, sweep_state
+from sweepgen.run.core import replay_guard, sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
@@ -32,6 +32,7 @@ from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import study as search_study
 from sweepgen.run.search import view as search_view
 from sweepgen.run.search.study import journal_path
+from sweepgen.run.start import command_overrides, program
 from sweepgen.run.sweep.grid import (
     INTERRUPTED,
     Display,
@@ -45,7 +46,7 @@ from sweepgen.run.sweep.grid import (
 )
 
 if TYPE_CHECKING:  # `run --until-decided` only: its statistics load when it is asked for
-    from sweepgen.run.report.sequential_record import Rule
+    from sweepgen.run.report.stats.sequential_record import Rule
     from sweepgen.run.sweep.decide import DecideResult
 
 POLL_S = 0.2

@@ -23,7 +23,7 @@ from typing import Any
 from sweepgen import pysource
 from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location
+from sweepgen.run.start.config_where import key_location
 
 # the config class of each script, and where it and transformers' TrainingArguments are written
 _CLASSES = {

@@ -14,7 +14,7 @@ Pure: numbers in, numbers out. scipy (the `plot` extra, or the `qmc`/`dev` extra
 - the interval of a difference: Welch's at the calibrated level of its confidence level: the mean
   difference +- ``t.ppf(1 - a'/2, Welch–Satterthwaite df)`` x its standard error, a' the level at
   which Welch's test errs at most 1 - confidence at every ratio of spreads;
-- the percentile bootstrap (``--interval bootstrap``, sweepgen.run.report.bootstrap), labelled with the
+- the percentile bootstrap (``--interval bootstrap``, sweepgen.run.report.stats.bootstrap), labelled with the
   coverage it has at that n.
 
 Interval and verdict agree by construction. Holm's step-down procedure tests the r-th smallest p
@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import bootstrap, bounds, calibrated, power
+from sweepgen.run.report.stats import bootstrap, bounds, calibrated, power
 
 ALPHA = 0.05
 LEVEL = 0.95

@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import UserError
-from sweepgen.run.core import (
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.trl_output_dir import trl_script
+from sweepgen.run.start import (
     command_overrides,
     installed_source,
     trl_command,
@@ -36,9 +38,7 @@ from sweepgen.run.core import (
     trl_rewards,
     vllm_server,
 )
-from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import rendered
-from sweepgen.run.core.trl_output_dir import trl_script
+from sweepgen.run.start.config_where import rendered
 
 
 def check(

@@ -16,7 +16,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location
+from sweepgen.run.start.config_where import key_location
 
 # what selects the devices a CUDA process sees (ROCm's twins for AMD GPUs)
 DEVICE_KEYS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError
-from sweepgen.run.core import command_overrides
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location
+from sweepgen.run.start import command_overrides
+from sweepgen.run.start.config_where import key_location
 
 
 @dataclass(frozen=True)

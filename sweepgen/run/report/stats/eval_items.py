@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from sweepgen.run.report import outliers
+from sweepgen.run.report.stats import outliers
 
 FEW_ITEMS = 200
 Z95 = 1.959963984540054  # the normal's 97.5th percentile

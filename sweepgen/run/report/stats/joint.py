@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from sweepgen.run.report import stats
+from sweepgen.run.report.stats import verdicts as stats
 
 
 def sentence(statistics: stats.Statistics) -> list[str]:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from sweepgen import pysource
 from sweepgen.errors import UserError
-from sweepgen.run.core import installed_source
+from sweepgen.run.start import installed_source
 
 _PACKAGE = "trl.cli.commands"
 

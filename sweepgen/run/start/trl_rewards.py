@@ -30,10 +30,10 @@ from typing import Any
 from sweepgen import pysource
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import check_rel
-from sweepgen.run.core import installed_source
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.runfiles import read_bytes
+from sweepgen.run.start import installed_source
+from sweepgen.run.start.config_where import key_location
 
 _SCRIPTS = ("grpo", "rloo")  # TRL's scripts that read reward_funcs
 _REGISTRY = "reward_funcs_registry"  # the name of the dict each script's main() builds

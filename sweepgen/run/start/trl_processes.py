@@ -31,8 +31,8 @@ import yaml
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.outtree import check_rel
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.runfiles import read_bytes
+from sweepgen.run.start.config_where import key_location
 
 _PRESET = re.compile(r"[A-Za-z0-9_-]+")  # the names of trl/accelerate_configs/*.yaml
 _COUNT = re.compile(r"[0-9]{1,9}")  # ASCII digits, few enough for int()

@@ -23,7 +23,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location
+from sweepgen.run.start.config_where import key_location
 
 
 def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:

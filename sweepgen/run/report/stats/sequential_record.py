@@ -21,7 +21,7 @@ from sweepgen.compile.run_api import DECIDE_STATE_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import write_json_atomic
-from sweepgen.run.report import sequential
+from sweepgen.run.report.stats import sequential
 
 STATE_VERSION = 1
 

@@ -28,9 +28,9 @@ from types import MappingProxyType
 from typing import Any
 
 from sweepgen.errors import ConfigError
-from sweepgen.run.core import command_overrides
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location, rendered
+from sweepgen.run.start import command_overrides
+from sweepgen.run.start.config_where import key_location, rendered
 
 _LOOPBACK = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "::"}  # 0.0.0.0: TRL's default
 _DEFAULT_HOST, _DEFAULT_PORT = "0.0.0.0", 8000  # TRL's GRPOConfig defaults

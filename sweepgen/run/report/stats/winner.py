@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sweepgen.run.report import bounds, stats
+from sweepgen.run.report.stats import bounds
+from sweepgen.run.report.stats import verdicts as stats
 from sweepgen.run.search import best_value
 
 

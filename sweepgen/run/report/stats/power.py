@@ -1,5 +1,5 @@
 """How many seeds would decide: the power of the test `report --compare` actually runs, Welch's
-t-test at the level calibrated over the variance ratio (sweepgen.run.report.calibrated), computed
+t-test at the level calibrated over the variance ratio (sweepgen.run.report.stats.calibrated), computed
 exactly on normal runs by the same one-dimensional integral as its error rate, with the noncentral t
 (``scipy.special.nctdtr``) in place of Student's.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from sweepgen.run.report import calibrated
+from sweepgen.run.report.stats import calibrated
 
 POWER = 0.8
 MAX_SEEDS = 1000  # beyond this the answer is "more than 1,000": no sweep will run that

@@ -7,7 +7,7 @@ baseline goes on, and what each group ran depends on the values seen. A fixed-n 
 seeds has no error rate it is known to keep (4.25-5.2% of null sweeps at alpha 0.05 where the looks
 called 0.9-2%: benchmarks/RESULTS.md §28), and it can call an arm the sequential test left open, or
 leave open one it called, beside the lines that say the opposite. The sequential test's verdict is
-the one whose error rate is proven (sweepgen.run.report.sequential: at most alpha over every look and
+the one whose error rate is proven (sweepgen.run.report.stats.sequential: at most alpha over every look and
 comparison), so each arm the record holds takes it: ``better`` / ``worse`` where it crossed, ``no
 evidence`` where it did not.
 
@@ -26,8 +26,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from sweepgen.run.report import bounds, sequential, stats
-from sweepgen.run.report.sequential_record import Held
+from sweepgen.run.report.stats import bounds, sequential
+from sweepgen.run.report.stats import verdicts as stats
+from sweepgen.run.report.stats.sequential_record import Held
 
 FIXED_N = ("better", "worse", "no evidence")  # a "cannot decide" says why the seeds cannot: kept
 

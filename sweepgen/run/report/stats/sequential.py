@@ -9,7 +9,7 @@ for clinical trials", Biometrika 70:659-663): the looks are fixed before the fir
 r, ... seeds per group, up to ``max_seeds``), a spending function gives each look k its share
 ``alpha_k = f(t_k) - f(t_(k-1))`` of alpha at information fraction t_k = n_k / max_seeds, and look k
 tests the comparisons still open with `report`'s test, Welch's at the level calibrated over the
-variance ratio (sweepgen.run.report.calibrated), under Holm's step-down at ``alpha_k``.
+variance ratio (sweepgen.run.report.stats.calibrated), under Holm's step-down at ``alpha_k``.
 
 What is controlled, precisely: the probability that any comparison whose arm and baseline have the
 same mean is ever declared ``better`` or ``worse`` (at any look) is at most alpha. Proof: before the
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import stats
+from sweepgen.run.report.stats import verdicts as stats
 
 SPENDING = ("pocock", "obf")
 OPEN = "open"  # not yet decided; at the last look: no evidence within the budget
