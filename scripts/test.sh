@@ -5,7 +5,8 @@
 #   core  every test that needs none of the [train], [slurm], [plot] extras nor a browser (-m "not
 #         train and not slurm and not plot and not browser"), in .venv-light: `pip install -e '.[dev]'`
 #         only, where `import torch` fails
-#   load  the signal and timing tests once more, beside a CPU-burning process per core (.venv-light)
+#   load  the signal and timing tests once more, beside a CPU-burning process per core (.venv-light),
+#         and beside the full lane when that runs too (its output shown after the full lane's)
 #   full  the trainer, end-to-end, Slurm, plot and browser tests (-m "train or slurm or plot or
 #         browser"), in .venv; the browser tests install Debian's chromium when it is missing
 # The core lane starts once .venv-light is set up: .venv's dependencies (torch and the rest: the
@@ -39,6 +40,7 @@ failed_lane() { # LANE RC
   red+=("$1")
   if [ "${KEEP_GOING:-0}" != 1 ]; then
     lint_result || true # a lint lane still running beside the core lane: its output first
+    load_result || true # and the load lane beside the full lane: it ends by itself, burners too
     exit "$2"
   fi
 }
@@ -60,6 +62,18 @@ lint_result() { # waits for the job beside the core lane (.venv's dependencies, 
   fi
   return "$rc"
 }
+load_pid="" load_log=""
+load_result() { # waits for the load lane beside the full lane, shows its output, returns its status
+  [ -n "$load_pid" ] || return 0
+  local rc=0
+  wait "$load_pid" || rc=$?
+  load_pid=""
+  lane load
+  cat "$load_log"
+  rm -f "$load_log"
+  return "$rc"
+}
+
 run_pytest() { # LANE COMMAND...
   local name=$1 rc=0
   shift
@@ -134,25 +148,39 @@ if [[ $lanes == *" core "* ]]; then
   lint_result || failed_lane lint 1
 fi
 
-if [[ $lanes == *" load "* ]]; then
-  # the signal and timing tests again, beside one CPU-burning neighbour per core: they wait for
-  # states, never for fixed sleeps, so a busy machine makes them slow, never red
-  lane load
-  burners=()
+load_lane() { # the signal and timing tests again, beside one CPU-burning neighbour per core: they
+  # wait for states, never for fixed sleeps, so a busy machine makes them slow, never red
+  local burners=() rc=0
   for _ in $(seq "$cores"); do
     .venv-light/bin/python -c 'while True: pass' &
     burners+=($!)
   done
-  run_pytest load .venv-light/bin/python -m pytest -m "not train and not slurm and not plot and not browser and not gpu" \
+  .venv-light/bin/python -m pytest -m "not train and not slurm and not plot and not browser and not gpu" \
     tests/run/test_local.py tests/run/test_search.py tests/run/test_run_exactly_once.py \
-    tests/run/test_run_disk_faults.py -k "interrupt or sigterm or ctrl_c or stop_detached or exactly_once or concurrent or disk" "$@"
-  for pid in "${burners[@]}"; do kill "$pid"; done
+    tests/run/test_run_disk_faults.py -k "interrupt or sigterm or ctrl_c or stop_detached or exactly_once or concurrent or disk" "$@" ||
+    rc=$?
+  for pid in "${burners[@]}"; do kill "$pid"; done # a red load lane leaves no burner behind either
+  return "$rc"
+}
+# The load lane runs beside the full lane (its output kept and shown after it): its burners and the
+# full lane's trainings keep every core busy, so its tests run under at least the load they had alone,
+# and the minute it took no longer comes before the full lane's start.
+if [[ $lanes == *" load "* ]]; then
+  if [[ $lanes == *" full "* ]]; then
+    load_log=$(mktemp)
+    load_lane "$@" > "$load_log" 2>&1 &
+    load_pid=$!
+  else
+    lane load
+    run_pytest load load_lane "$@"
+  fi
 fi
 
 if [[ $lanes == *" full "* ]]; then
   lane full
   run_pytest full .venv/bin/python -m pytest "${full_xdist[@]}" -m "(train or slurm or plot or browser) and not gpu" "$@"
 fi
+if [ -n "$load_pid" ]; then run_pytest load load_result; fi
 
 if [ ${#red[@]} -gt 0 ]; then
   printf '\nred lanes: %s\n' "${red[*]}" >&2

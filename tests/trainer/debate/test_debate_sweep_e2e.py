@@ -9,7 +9,7 @@ with only the step count changed (checked below). One module-scoped sweep serves
 the sweep's own outputs; the critic's advantage under coma and difference_rewards, non-zero and
 different between the two; the five arms' different metrics; the prior's effect. identity is
 plain GRPO (its own small trainer). The prior is built once per test session (about a minute on a
-loaded 2-core machine).
+loaded 2-core machine), by the sweep fixture before the runs start.
 """
 
 from __future__ import annotations
@@ -83,6 +83,19 @@ def tiny_cache_module(tmp_path_factory):
             os.environ[key] = value
 
 
+def prior_built_once(cache: Path) -> None:
+    """The shipped model (the tiny model with the debate_copy prior: 400 supervised steps) built
+    here, into the cache the runs read: `run --jobs 2` would otherwise start two runs that each
+    build it at once (the build is safe with concurrent builders, each doing the whole work)."""
+    from sweepgen_trainer.config import ModelConfig
+    from sweepgen_trainer.models import ensure_model_dir, locate_model
+
+    model = ModelConfig.model_validate(shipped_data("identity")["model"])
+    assert model.tiny is not None and model.tiny.prior == "debate_copy", model
+    assert os.environ["SWEEPGEN_CACHE"] == str(cache)  # tiny_cache_module's: the runs' cache too
+    assert ensure_model_dir(model) == locate_model(model)
+
+
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory, tiny_cache_module) -> dict[str, Any]:
     """The derived sweep rendered and run (`sweepgen run --jobs 2`) once for the module: its folder,
@@ -92,6 +105,7 @@ def sweep(tmp_path_factory, tiny_cache_module) -> dict[str, Any]:
     env = {k: v for k, v in subprocess_env(tiny_cache_module).items() if k != "CI"}
     env.update(hermetic_env(tmp_path_factory.mktemp("home")), COLUMNS="250")
     derived_spec(folder)
+    prior_built_once(tiny_cache_module)
     rendered = sweepgen("render", "specs/reward_shaping_debate.yaml", env=env, cwd=folder)
     assert rendered.returncode == 0, rendered.stderr
     ran = sweepgen("run", f"generated/{SWEEP}", "--jobs", "2", env=env, cwd=folder)
