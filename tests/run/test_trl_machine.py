@@ -78,7 +78,6 @@ def test_bf16_on_a_machine_with_a_gpu_is_left_alone(tmp_path, monkeypatch):
         ("data/prefs", "data/prefers"),  # its first part is a folder here: a local path, mistyped
         ("./data/prefs", "./data/prefers"),
         ("data/prefers/train/x", None),  # two `/`: never a Hub id
-        ("/nonexistent-sweepgen-folder/prefs", None),
     ],
 )
 def test_a_local_dataset_folder_that_is_not_there_is_refused(tmp_path, monkeypatch, name, close):
@@ -161,3 +160,17 @@ def test_a_hub_id_under_a_folder_of_that_name_is_judged_only_offline(tmp_path, m
     _sweep(tmp_path, {"bf16": False, "dataset_name": "trl-lib/ultrafeedback_binarized", **env})
     code, output = _run()
     assert code == (2 if refused else 0), output
+
+
+@pytest.mark.parametrize("name", ["../outside/prefs", "{outside}/prefs", "~/prefs", "link/prefs"])
+def test_a_dataset_name_leading_out_of_the_working_folder_is_not_looked_at(tmp_path, monkeypatch, name):
+    # the config is data a pull request may have written: nothing outside is listed for a hint
+    # (a did-you-mean would print what an outside folder holds), so such a name is TRL's to load
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (outside / "prefers").mkdir(parents=True)
+    project.mkdir()
+    (project / "link").symlink_to(outside)
+    monkeypatch.chdir(project)
+    _sweep(project, {"bf16": False, "dataset_name": name.format(outside=outside)})
+    code, output = _run()
+    assert code == 0 and "is no folder of" not in output and "did you mean" not in output, output

@@ -10,7 +10,9 @@ a Hub id, or plainly means a folder of the working folder (where the runs start)
 at most one ``/``); or its first part is a folder here and the Hub is off (``HF_HUB_OFFLINE`` or
 ``HF_DATASETS_OFFLINE``, here or in the config's ``env:``) or that folder holds a name close to its
 last part (a typo: ``org/name`` with a folder ``org`` here is still a Hub id otherwise). A config
-with ``datasets`` (TRL's mixture, which wins over ``dataset_name``) is not judged.
+with ``datasets`` (TRL's mixture, which wins over ``dataset_name``) is not judged, nor a name that
+leads out of the working folder (``~``, ``..``, an absolute path elsewhere, a link leading out): the
+config is data a pull request may have written, and nothing outside is looked at for it (SECURITY.md).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sweepgen import confine
 from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start.config_where import key_location
@@ -29,7 +32,7 @@ from sweepgen.run.start.config_where import key_location
 def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
     """Exit 2 when the run's ``dataset_name`` means a folder of the working folder that is not there."""
     name = config.get("dataset_name")
-    if not isinstance(name, str) or config.get("datasets") or os.path.exists(name):
+    if not isinstance(name, str) or config.get("datasets") or not _inside(name) or os.path.exists(name):
         return
     close = _close(name)
     if not (_path(name) or (_under_folder(name) and (close is not None or _offline(config)))):
@@ -44,6 +47,16 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
         + "name the folder as a path from the folder you run `sweepgen run` in (`~` is not expanded), "
         "or a Hub dataset as org/name",
     )
+
+
+def _inside(name: str) -> bool:
+    """Whether the name, read as a path from the working folder, stays in it, links resolved (its
+    spelling checked first, so a name spelled outside is never looked up)."""
+    if not name or "\0" in name or name.startswith("~"):
+        return False
+    here = os.getcwd()
+    spelled = os.path.normpath(os.path.join(here, name))
+    return confine.within(spelled, here) and confine.within(os.path.realpath(os.path.dirname(spelled)), here)
 
 
 def _path(name: str) -> bool:
@@ -70,7 +83,6 @@ def _offline(config: Mapping[str, Any]) -> bool:
 def _close(name: str) -> str | None:
     """The entry of the name's folder closest to its last part, as the config would write it."""
     parent, _, last = name.rstrip("/").rpartition("/")
-    parent = os.path.expanduser(parent)  # what the user meant, written as load_dataset reads it
     try:
         found = difflib.get_close_matches(last, os.listdir(parent or "."), n=1)
     except OSError:
