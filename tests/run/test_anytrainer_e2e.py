@@ -118,7 +118,8 @@ def test_a_declared_done_file_is_required_on_top_of_exit_0(tmp_path, monkeypatch
 
 def test_run_help_says_when_a_run_is_finished():
     text = cli("run", "--help").output
-    assert "it exited 0, and left --done-file if one is given" in text
+    assert "it left --done-file if one is given, else it exited 0" in " ".join(text.split())
+    assert "A done file is the proof: a non-zero exit after it" in " ".join(text.split())
     assert "run_dir" in text and "--rerun-failed" in text
 
 

@@ -31,10 +31,9 @@ def test_a_done_file_then_a_failed_exit_is_finished_and_said(tmp_path, monkeypat
     status = json.loads(Path("runs/t/a/sweepgen_status.json").read_text())
     assert status["state"] == "finished"
     assert status["reason"] == "exit code 3 after it left its done.json"
-    shown = CliRunner().invoke(main, ["status", "generated/t"])
-    assert "FINISHED" in shown.output and "exit code 3 after it left its done.json" in shown.output, (
-        shown.output
-    )
+    shown = CliRunner().invoke(main, ["status", "generated/t", "--format", "json"])
+    (view,) = json.loads(shown.output)
+    assert view["state"] == "FINISHED" and view["reason"] == "exit code 3 after it left its done.json", view
     again = CliRunner().invoke(
         main, ["run", "generated/t", "--command", COMMAND, "--done-file", "done.json", "--rerun-failed"]
     )

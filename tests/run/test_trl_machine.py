@@ -125,6 +125,7 @@ def test_a_trl_of_another_environment_is_not_judged_for_bf16(tmp_path, monkeypat
 TRL_CLI = shlex.quote(str(Path(sys.executable).parent / "trl"))
 
 
+@pytest.mark.train  # the installed TRL CLI's source is the oracle
 @pytest.mark.parametrize(
     ("command", "close"), [("online_dpo", None), ("grop", "grpo"), ("rewards", "reward")]
 )
@@ -141,6 +142,7 @@ def test_a_command_the_installed_trl_cli_does_not_have_is_refused_before_any_run
     assert (f"did you mean `trl {close}`?" in output) == (close is not None)
 
 
+@pytest.mark.train  # as above
 def test_a_command_the_trl_cli_has_is_left_alone(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _sweep(tmp_path, {"bf16": False})
