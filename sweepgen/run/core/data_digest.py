@@ -11,8 +11,10 @@ goes stale by its config's words alone (the path as written), as for a Hub datas
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import stat
 from typing import Any
 
 from sweepgen import runfs
@@ -36,28 +38,20 @@ def data_file_digest(parsed: Any) -> str | None:
     if not within(real, root):
         return "outside:" + source
     try:
-        fd = runfs.open_file(real, os.O_RDONLY)
-    except (OSError, ValueError):
+        info = os.lstat(real)  # no link left in `real`: the file itself
+        return _file_digest(real, info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else MISSING
+    except OSError:
         return MISSING
+
+
+@functools.lru_cache(maxsize=64)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    # Keyed by size and mtime too: one sweep's thousands of configs share one data file, hashed once.
+    fd = runfs.open_file(path, os.O_RDONLY)  # swapped for a link or a FIFO since: refused (OSError)
     try:
-        stat = os.fstat(fd)
-        return _file_digest(real, stat.st_size, stat.st_mtime_ns, fd)
+        digest = hashlib.sha256()
+        while block := os.read(fd, 1 << 20):
+            digest.update(block)
+        return digest.hexdigest()
     finally:
         os.close(fd)
-
-
-def _file_digest(path: str, size: int, mtime_ns: int, fd: int) -> str:
-    # Keyed by size and mtime too: one sweep's thousands of configs share one data file, hashed once.
-    key = (path, size, mtime_ns)
-    if key in _DIGESTS:
-        return _DIGESTS[key]
-    digest = hashlib.sha256()
-    while block := os.read(fd, 1 << 20):
-        digest.update(block)
-    if len(_DIGESTS) >= 64:
-        _DIGESTS.pop(next(iter(_DIGESTS)))
-    _DIGESTS[key] = digest.hexdigest()
-    return _DIGESTS[key]
-
-
-_DIGESTS: dict[tuple[str, int, int], str] = {}
