@@ -49,18 +49,11 @@ def check_search(argv: Sequence[str], axes: Sequence[str]) -> None:
     _check(argv, {path: {"sampled by the search"} for path in axes})
 
 
-def flags_set(argv: Sequence[str]) -> frozenset[str]:
-    """The keys ``argv`` sets as ``--flag`` options, with underscores (HfArgumentParser takes
-    ``--use-peft`` for ``use_peft``): TRL takes them over the config, so a start check reading one
-    of them from the config alone would judge a value the run never sees."""
-    return frozenset(
-        name.partition("=")[0].replace("-", "_") for _w, flag, name, _v in _settings(_words(argv)) if flag
-    )
-
-
 def flag_values(argv: Sequence[str]) -> dict[str, str | None]:
     """Key (with underscores) -> the value ``argv`` gives it as a ``--flag`` (the last one wins, as
-    argparse takes it); None for a bare flag (``--use_vllm``: true for a boolean field)."""
+    argparse takes it); None for a bare flag (``--use_vllm``: true for a boolean field). The keys
+    are what TRL takes over the config (HfArgumentParser takes ``--use-peft`` for ``use_peft``), so
+    a start check reading one of them from the config alone would judge a value the run never sees."""
     values: dict[str, str | None] = {}
     for word, flag, name, value in _settings(_words(argv)):
         if flag:
