@@ -62,7 +62,7 @@ def check(
         vllm_server.shared_among(sweep_dir, configs, at_once, executor, vllm_server.on_command_line(flags))
     )
     if script is not None:
-        _judge_trl(sweep_dir, configs, script, command or (), gpus_each, executor == "local")
+        _judge_trl(sweep_dir, configs, script, command or (), gpus_each, flags, executor == "local")
 
 
 # the keys the per-run judgments read from a run's config (env: its block, at the top)
@@ -134,14 +134,14 @@ def _judge_trl(
     script: str,
     command: Sequence[str],
     gpus_each: int | None,
+    flags: Mapping[str, str | None],
     local: bool,
 ) -> None:
     """Exit 2 when the runs differ only in a value TRL ignores, else at the first run (in order)
     naming a reward function TRL cannot load, asking (each run given ``gpus_each`` GPUs) for more
     processes or other GPUs, sizing a generation batch TRL refuses or, run here (``local``), naming
     a local dataset folder that is not there or training in bf16 on a machine without a GPU."""
-    flags = command_overrides.flag_values(command)  # TRL takes these over the config
-    trl_ignored.check(sweep_dir, configs, frozenset(flags))
+    trl_ignored.check(sweep_dir, configs, frozenset(flags))  # the command's flags: TRL's over the config
     _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
 
 
