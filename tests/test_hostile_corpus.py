@@ -2,8 +2,9 @@
 
 Each case is ``project/`` (what a pull request or a shared runs folder holds) beside ``outside/``
 (canaries: files whose text must never be printed, modules that leave a marker when imported), plus
-``case.yaml``: what git cannot hold (``setup:`` links, FIFOs, non-UTF-8 names, large files), the
-environment, and the commands to run in ``project/``. The shared canaries of ``_outside/`` are
+``case.yaml``: what git cannot hold (``setup:`` links, hard links, FIFOs, non-UTF-8 names, large
+files), the environment, folders of the case that stand for installed packages (``site:``), and the
+commands to run in ``project/``. The shared canaries of ``_outside/`` are
 copied into every case's ``outside/``.
 
 Each command runs as ``python -m sweepgen`` in a subprocess under an audit hook that records every
@@ -67,7 +68,10 @@ def _hook(event, args):
     finally:
         _busy[0] = False
 sys.addaudithook(_hook)
-sys.argv = ["sweepgen", *sys.argv[1:]]
+# as `python -m sweepgen` starts: the working folder first on sys.path, `-m` as argv[0] while the
+# package loads (`python -c` put "" there, which would import a committed module whatever sweepgen does)
+sys.path[0] = os.getcwd()
+sys.argv = ["-m", *sys.argv[1:]]
 runpy.run_module("sweepgen", run_name="__main__", alter_sys=True)
 """
 
@@ -113,7 +117,11 @@ def _setup(case: Path, steps: list[dict[str, Any]]) -> None:
     itself where a case is about what a commit holds."""
     for step in steps:
         latin1 = bool(step.get("latin1"))
-        if "link" in step:
+        if "hardlink" in step:  # another name for a file of the case (`cp -al`, or another user's link)
+            target = _fs_path(case, step["hardlink"], latin1)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.link(_fs_path(case, step["to"], latin1), target)
+        elif "link" in step:
             target = _fs_path(case, step["link"], latin1)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             os.symlink(step["to"], target)
@@ -214,8 +222,10 @@ def test_hostile_case(name: str, tmp_path: Path):
     project = os.path.realpath(case / "project")
     before = _snapshot(case / "outside")
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS", "LANG", "LC_ALL")}
+    # `site:` folders of the case stand for installed packages (beside the project, never in it)
+    site = [str(case / folder) for folder in spec.get("site", [])]
     env.update(
-        PYTHONPATH=os.pathsep.join([str(ROOT), os.path.join(outside, "pylib")]),
+        PYTHONPATH=os.pathsep.join([str(ROOT), *site, os.path.join(outside, "pylib")]),
         PYTHONDONTWRITEBYTECODE="1",
         HOSTILE_MARKER=os.path.join(outside, "IMPORTED"),
         LANG="C.UTF-8",
