@@ -126,10 +126,11 @@ def parent(path: str | os.PathLike[str], *, create: bool = False) -> Iterator[tu
         os.close(fd)
 
 
-def open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o666) -> int:
+def open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o666, *, printed: bool = False) -> int:
     """A descriptor for the regular file ``path`` opened with ``flags``, neither it nor a folder
     below its anchor followed through a link, a FIFO never waited on (the descriptor is blocking
-    again when returned). ELOOP for a link, ENXIO for anything but a regular file."""
+    again when returned). ELOOP for a link, ENXIO for anything but a regular file. ``printed``: what
+    is read may be printed, so a hard link someone else may have made is EMLINK (``owners_name``)."""
     shown = os.fspath(path)
     with parent(path) as (folder, name):
         try:
@@ -140,15 +141,41 @@ def open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o666) -> in
             if err.errno == errno.ENXIO:  # a FIFO opened for writing with no reader, a socket
                 raise OSError(errno.ENXIO, "not a regular file (a FIFO, socket or device)", shown) from None
             raise OSError(err.errno, err.strerror, shown) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.ENXIO, f"not a regular file (a {kind_of(info.st_mode)})", shown)
-        os.set_blocking(fd, True)  # a regular file: reads and writes must not return short
-    except BaseException:
-        os.close(fd)
-        raise
+        try:
+            _check_opened(fd, folder if printed else None, shown)
+        except BaseException:
+            os.close(fd)
+            raise
     return fd
+
+
+def _check_opened(fd: int, folder: int | None, shown: str) -> None:
+    """Refuse what is not a regular file, and (given its ``folder``) a hard link ``owners_name``
+    refuses; make the descriptor blocking again (a regular file: reads and writes never short)."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.ENXIO, f"not a regular file (a {kind_of(info.st_mode)})", shown)
+    if folder is not None and not owners_name(info, os.fstat(folder)):
+        raise OSError(errno.EMLINK, HARD_LINK_REFUSED, shown)
+    os.set_blocking(fd, True)
+
+
+HARD_LINK_REFUSED = "a hard link in a folder others can write or another user owns (never read)"
+
+
+def owners_name(info: os.stat_result, folder: os.stat_result) -> bool:
+    """Whether the file ``info`` has this name by its owner's doing: it has no other name, or the
+    folder holding it (``folder``) is the file owner's and writable by nobody else.
+
+    A hard link is the file itself, wherever its other name is: on a system that lets a user link
+    files they cannot read (macOS; Linux with ``fs.protected_hardlinks=0``) anyone who can write in
+    a shared runs folder can give a file of yours (``~/.config/gh/hosts.yml``) a run file's name
+    there, and `status` printed it as a run's log, `report` as its config. Only whoever may write in
+    a folder can make a name in it: in a folder only the file's owner writes, the link is theirs (a
+    backup made with ``cp -al`` or ``rsync --link-dest``), and read as any other file."""
+    if info.st_nlink <= 1:
+        return True
+    return folder.st_uid == info.st_uid and not folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def listdir(path: str | os.PathLike[str]) -> list[str]:

@@ -112,25 +112,36 @@ def _write(case: Path, step: dict[str, Any], latin1: bool) -> None:
         fh.write(data)
 
 
+def _make(case: Path, step: dict[str, Any], latin1: bool) -> bool:
+    """A new entry git cannot hold: a link, a hard link (another name for a file of the case, as
+    `cp -al` or another user makes), a FIFO; False when ``step`` makes none of them."""
+    kind = next((k for k in ("hardlink", "link", "fifo") if k in step), None)
+    if kind is None:
+        return False
+    target = _fs_path(case, step[kind], latin1)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if kind == "hardlink":
+        os.link(_fs_path(case, step["to"], latin1), target)
+    elif kind == "link":
+        os.symlink(step["to"], target)
+    else:
+        os.mkfifo(target)
+    return True
+
+
 def _setup(case: Path, steps: list[dict[str, Any]]) -> None:
-    """What git cannot hold (links, FIFOs, names that are not UTF-8, large or binary files), and git
-    itself where a case is about what a commit holds."""
+    """What git cannot hold (links, FIFOs, names that are not UTF-8, large or binary files, modes),
+    and git itself where a case is about what a commit holds."""
     for step in steps:
         latin1 = bool(step.get("latin1"))
-        if "hardlink" in step:  # another name for a file of the case (`cp -al`, or another user's link)
-            target = _fs_path(case, step["hardlink"], latin1)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            os.link(_fs_path(case, step["to"], latin1), target)
-        elif "link" in step:
-            target = _fs_path(case, step["link"], latin1)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            os.symlink(step["to"], target)
-        elif "fifo" in step:
-            target = _fs_path(case, step["fifo"], latin1)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            os.mkfifo(target)
-        elif "edit" in step:
+        if _make(case, step, latin1):
+            continue
+        if "edit" in step:
             _edit(case, step)
+        elif "chmod" in step:  # a folder others can write (a shared runs folder), by mode
+            os.chmod(_fs_path(case, step["chmod"], latin1), int(str(step["mode"]), 0))
+        elif "remove" in step:  # a file a command wrote, to be replaced by a later step
+            os.unlink(_fs_path(case, step["remove"], latin1))
         elif "mkdir" in step:
             os.makedirs(_fs_path(case, step["mkdir"], latin1), exist_ok=True)
         elif "git" in step:  # what a pull request commits, in a repository of the project's own

@@ -93,6 +93,61 @@ def test_a_hard_link_is_never_appended_to(project: Path) -> None:
     os.close(runfiles.open_append(Path("runs/a/new.log")))  # a file of one name is appended to
 
 
+def _linked_run(project: Path, mode: int) -> Path:
+    """``runs/a`` (of ``mode``) whose run files are hard links to the canary outside."""
+    run = project / "runs" / "a"
+    run.mkdir()
+    for name in ("run.log", "config.yaml", "summary.json"):
+        os.link(project.parent / "outside" / "summary.json", run / name)
+    run.chmod(mode)
+    return run
+
+
+@pytest.mark.parametrize("mode", [0o775, 0o757, 0o1777])
+def test_a_hard_link_anyone_else_could_have_made_is_never_read(project: Path, mode: int) -> None:
+    """Where a user may link files they cannot read (macOS, fs.protected_hardlinks=0), another user of
+    a shared runs folder gave a file of the person's a run file's name: `status` printed it as the
+    run's log, `report` tabulated it as the run's config. In a folder others can write, a file of
+    more than one name is never read."""
+    run = _linked_run(project, mode)
+    with pytest.raises(runfiles.RunFileError) as err:
+        runfiles.read_bytes(run / "config.yaml", limit=1 << 20)
+    assert "is a hard link in a folder others can write or another user owns" in str(err.value)
+    assert "copy the file there instead of linking it" in (err.value.hint or "")
+    with pytest.raises(runfiles.RunFileError, match="hard link"):
+        os.close(runfiles.open_regular(run / "summary.json"))
+    assert runfiles.read_end(run / "run.log", 1000) == b""
+    (run / "own.json").write_bytes(b"{}")  # a file of one name there is read as before
+    assert runfiles.read_json(run / "own.json") == {}
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+def test_a_hard_link_in_a_folder_of_another_user_is_never_read(project: Path) -> None:
+    """The folder is writable by its owner alone, but its owner is not the file's: they named it."""
+    run = _linked_run(project, 0o755)
+    os.chown(run, 12345, -1)
+    with pytest.raises(runfiles.RunFileError, match="hard link"):
+        runfiles.read_bytes(run / "config.yaml", limit=1 << 20)
+    os.chown(run, os.geteuid(), -1)
+    assert runfiles.read_bytes(run / "config.yaml", limit=1 << 20) == CANARY
+
+
+def test_a_backup_made_with_cp_al_is_read(project: Path) -> None:
+    """`cp -al runs backup` (or rsync --link-dest): every file two names, in folders their owner alone
+    writes, so only they could have linked them: read as any file."""
+    run = project / "runs" / "a"
+    run.mkdir()
+    (run / "summary.json").write_bytes(b'{"final_reward": 0.5}')
+    (run / "run.log").write_bytes(b"step 1\n")
+    backup = project / "backup" / "a"
+    backup.mkdir(parents=True)
+    for name in ("summary.json", "run.log"):
+        os.link(run / name, backup / name)
+    assert runfiles.read_json(backup / "summary.json") == {"final_reward": 0.5}
+    assert runfiles.read_end(backup / "run.log", 100) == b"step 1\n"
+    assert runfiles.read_json(run / "summary.json") == {"final_reward": 0.5}
+
+
 def test_fifo_is_refused_without_blocking(project: Path) -> None:
     (project / "runs" / "a").mkdir()
     os.mkfifo(project / "runs" / "a" / "run.log")

@@ -111,14 +111,17 @@ def _charged(size: int, held: int) -> str:
     return " and ".join(w for w in (read, kept) if w)
 
 
+_PLAIN_FILES = "the trainer (or something else) wrote this file; sweepgen reads only plain files"
+
+
 class RunFileError(ConfigError):
     """A run file that cannot be used, with the reason; ``reason`` is short enough for a table."""
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: Path, reason: str, hint: str = _PLAIN_FILES) -> None:
         super().__init__(
             f"{path.name} {reason}",  # the location names the whole path
             location=Location(str(path)),
-            hint="the trainer (or something else) wrote this file; sweepgen reads only plain files",
+            hint=hint,
         )
         self.path = path
         self.reason = reason
@@ -173,7 +176,7 @@ def _open_within(path: Path, limit: int) -> int | None:
     """A descriptor reading ``path`` (None when nothing is there), its size within ``limit`` and
     charged to the command's budget; refused as ``read_bytes`` says."""
     try:
-        fd = runfs.open_file(path, os.O_RDONLY)
+        fd = runfs.open_file(path, os.O_RDONLY, printed=True)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as err:
@@ -194,7 +197,7 @@ def open_regular(path: Path) -> int:
     the file or a folder on the way, never a FIFO or device, never blocking); a RunFileError for
     anything else, a file gone since it was listed included."""
     try:
-        return runfs.open_file(path, os.O_RDONLY)
+        return runfs.open_file(path, os.O_RDONLY, printed=True)
     except OSError as err:
         raise _refused(path, err) from None
 
@@ -206,6 +209,13 @@ def _refused(path: Path, err: OSError) -> RunFileError:
         return RunFileError(where, "is a symbolic link (never followed)")
     if err.errno == errno.ENXIO:
         return RunFileError(path, f"is {err.strerror}")
+    if err.errno == errno.EMLINK:  # runfs.owners_name
+        return RunFileError(
+            path,
+            f"is {err.strerror}",
+            hint="its other name may be any file of yours, outside the project: copy the file there "
+            "instead of linking it, or keep the folder writable by the file's owner alone",
+        )
     return RunFileError(path, f"cannot be opened ({err.strerror})")
 
 
@@ -230,7 +240,7 @@ def read_end(path: Path, max_bytes: int) -> bytes:
     """The last ``max_bytes`` of the regular file ``path``, opened as ``read_bytes`` opens; nothing
     for a missing file, a link, FIFO or device."""
     try:
-        fd = runfs.open_file(path, os.O_RDONLY)
+        fd = runfs.open_file(path, os.O_RDONLY, printed=True)
     except OSError:
         return b""
     try:
