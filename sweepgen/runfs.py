@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
+import grp
 import os
+import pwd
 import stat
 from collections.abc import Iterator
 from typing import Final
@@ -175,7 +178,21 @@ def owners_name(info: os.stat_result, folder: os.stat_result) -> bool:
     backup made with ``cp -al`` or ``rsync --link-dest``), and read as any other file."""
     if info.st_nlink <= 1:
         return True
-    return folder.st_uid == info.st_uid and not folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if folder.st_uid != info.st_uid or folder.st_mode & stat.S_IWOTH:
+        return False
+    return not folder.st_mode & stat.S_IWGRP or _private_group(folder.st_uid, folder.st_gid)
+
+
+@functools.cache
+def _private_group(uid: int, gid: int) -> bool:
+    """Whether ``gid`` is the user ``uid``'s own group and nobody else's (the user private groups of
+    Debian, Ubuntu and Fedora, whose umask 002 makes every folder group-writable): named as the user,
+    their primary group, listing no other member. Unknown (no such user or group): not private."""
+    try:
+        user, group = pwd.getpwuid(uid), grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return (user.pw_gid, group.gr_name, set(group.gr_mem) - {user.pw_name}) == (gid, user.pw_name, set())
 
 
 def listdir(path: str | os.PathLike[str]) -> list[str]:

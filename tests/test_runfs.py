@@ -103,13 +103,17 @@ def _linked_run(project: Path, mode: int) -> Path:
     return run
 
 
-@pytest.mark.parametrize("mode", [0o775, 0o757, 0o1777])
+@pytest.mark.parametrize("mode", [0o757, 0o1777, 0o775])
 def test_a_hard_link_anyone_else_could_have_made_is_never_read(project: Path, mode: int) -> None:
     """Where a user may link files they cannot read (macOS, fs.protected_hardlinks=0), another user of
     a shared runs folder gave a file of the person's a run file's name: `status` printed it as the
     run's log, `report` tabulated it as the run's config. In a folder others can write, a file of
     more than one name is never read."""
     run = _linked_run(project, mode)
+    if mode & 0o020 and runfs._private_group(os.geteuid(), os.stat(run).st_gid):
+        if os.geteuid() != 0:
+            pytest.skip("the folder's group is the user's own: a group of others needs chown")
+        os.chown(run, -1, 54321)  # no such group: others may be in it, as far as anyone can tell
     with pytest.raises(runfiles.RunFileError) as err:
         runfiles.read_bytes(run / "config.yaml", limit=1 << 20)
     assert "is a hard link in a folder others can write or another user owns" in str(err.value)
@@ -130,6 +134,23 @@ def test_a_hard_link_in_a_folder_of_another_user_is_never_read(project: Path) ->
         runfiles.read_bytes(run / "config.yaml", limit=1 << 20)
     os.chown(run, os.geteuid(), -1)
     assert runfiles.read_bytes(run / "config.yaml", limit=1 << 20) == CANARY
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+def test_a_group_writable_folder_of_the_owners_private_group_is_theirs(project: Path) -> None:
+    """Debian, Ubuntu and Fedora give each user a group of their own and a umask of 002: every
+    folder is group-writable, by nobody but its owner. root's group `root` is such a group here."""
+    import grp
+    import pwd
+
+    root_own = grp.getgrgid(0).gr_mem in ([], ["root"]) and pwd.getpwuid(0).pw_gid == 0
+    assert runfs._private_group(0, 0) == root_own
+    run = _linked_run(project, 0o775)
+    if runfs._private_group(0, 0):
+        assert runfiles.read_bytes(run / "config.yaml", limit=1 << 20) == CANARY
+    os.chown(run, -1, 54321)
+    with pytest.raises(runfiles.RunFileError, match="hard link"):
+        runfiles.read_bytes(run / "config.yaml", limit=1 << 20)
 
 
 def test_a_backup_made_with_cp_al_is_read(project: Path) -> None:
