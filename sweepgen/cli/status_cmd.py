@@ -267,11 +267,19 @@ def _show_problems(views: Sequence[RunView], tail_lines: int) -> None:
         path, lines = log_tail(view, tail_lines)
         err.print(
             f"\n[bold red]── {escape(view.task.name)} {view.label}[/] ({escape(one_line(reason))})"
-            + escape(f"; last lines of {path}:" if lines else f"; {path or 'no log'} is empty"),
+            + escape(f"; last lines of {path}:" if lines else _no_tail(path)),
             markup=True,
         )
         for line in lines:
             err.print(line, markup=False, highlight=False)
+
+
+def _no_tail(path: Path | None) -> str:
+    """What stands for a log's tail where there is none: the log is empty, or it is never read."""
+    from sweepgen.run.core.runfiles import unread_why
+
+    why = unread_why(path) if path is not None else None
+    return f"; {path or 'no log'} is empty" if why is None else f"; {path} not shown: it {why}"
 
 
 def _print_csv(views: Sequence[RunView]) -> None:

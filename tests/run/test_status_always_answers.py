@@ -114,3 +114,22 @@ def slurm_query_fails():
     from sweepgen.errors import UserError
 
     raise UserError("`squeue` is not on PATH")
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+def test_a_log_that_is_never_read_is_said_so_never_called_empty(sweep, kind):
+    """A failed run's run.log that is a link, or a hard link in a folder others can write, is never
+    printed; `status` said "runs/fake/a/run.log is empty", as if the run had written nothing."""
+    secret = sweep.parent / f"{kind}-secret.txt"
+    secret.write_text("SECRET outside the project\n")
+    log = sweep / "runs/fake/a/run.log"
+    if kind == "symlink":
+        log.symlink_to(secret)
+    else:
+        os.link(secret, log)
+        log.parent.chmod(0o777)
+    (sweep / "runs/fake/b/run.log").write_text("")
+    result = status()
+    assert "SECRET" not in result.output
+    assert "runs/fake/a/run.log not shown: it is a " in " ".join(result.stderr.split()), result.stderr
+    assert "runs/fake/b/run.log is empty" in result.stderr

@@ -253,6 +253,18 @@ def read_end(path: Path, max_bytes: int) -> bytes:
         os.close(fd)
 
 
+def unread_why(path: Path) -> str | None:
+    """Why ``path`` is not read (a link, FIFO, another's hard link: ``read_end`` gave nothing for
+    it), or None when it is missing or readable, for a caller to say instead of "empty"."""
+    try:
+        os.close(runfs.open_file(path, os.O_RDONLY, printed=True))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as err:
+        return _refused(path, err).reason
+    return None
+
+
 def regular_size(path: Path) -> int:
     """The size of ``path`` (a link is not followed, nor a linked folder on the way), which must be
     a regular file: anything else is a RunFileError. Only looked at, never opened, so a FIFO cannot
