@@ -226,3 +226,49 @@ def test_options_trl_closes_under_another_option_are_refused_exactly_where_trl_r
         return
     assert done.exit_code == 2 and refused in done.stderr, done.stderr
     assert "grpo.yaml:3:" in done.stderr and "did you mean" in done.stderr and "Traceback" not in done.stderr
+
+
+DPO_LOSSES = [
+    ("loss_type: sigmoidd\n", "did you mean 'sigmoid'?"),
+    ("loss_type: [sigmoid, hinnge]\n", "item 1: must be one of"),
+    ("loss_type: [sigmoid, sft]\nloss_weights: [1.0, 0.5]\n", None),
+    ("loss_type: ipo\n", None),
+]
+
+
+@pytest.mark.parametrize("schema", ["trl:dpo", "trl:DPOConfig"])
+@pytest.mark.parametrize(("extra", "refused"), DPO_LOSSES, ids=["typo", "typo-in-list", "list", "one"])
+def test_dpo_loss_types_are_refused_item_by_item_where_trl_s_loss_raises(
+    tmp_path, monkeypatch, schema, extra, refused
+):
+    """DPOConfig takes `loss_type: sigmoidd` (its __post_init__ makes it a list), and the loss raises
+    `Unknown loss type` at the first batch, from a loop over the list the chain reader did not
+    follow: every item is held to the values that loop handles, named as TRL's own message does."""
+    (tmp_path / "dpo.yaml").write_text("output_dir: out\nlearning_rate: 1.0e-6\n" + extra)
+    done = init_in_process(tmp_path, monkeypatch, "--from", "dpo.yaml", "--schema", schema)
+    if refused is None:
+        assert done.exit_code == 0, done.stderr
+        return
+    assert done.exit_code == 2 and refused in done.stderr, done.stderr
+    assert "dpo.yaml:3:" in done.stderr and "trl/trainer/dpo_trainer.py:" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_dpo_loss_types_found_are_those_trl_s_own_message_lists():
+    """The oracle: TRL's DPOConfig accepts a misspelled loss (it is checked late), and the values
+    read from the loss's chain are exactly the list its `Unknown loss type` message names."""
+    import ast
+    import re
+
+    from trl import DPOConfig
+    from trl.trainer import dpo_trainer
+
+    from sweepgen.compile.schema import code_choices
+
+    assert DPOConfig(output_dir="out", loss_type="sigmoidd", bf16=False).loss_type == ["sigmoidd"]
+    source = Path(dpo_trainer.__file__).read_text()
+    named = re.search(r"Unknown loss type: \{loss_type\}\. Should be one of (\[.*?\])\"\n", source, re.S)
+    assert named is not None
+    listed = ast.literal_eval(re.sub(r"\"\s*\"", "", named.group(1)))
+    found = code_choices.items_closed_in(["trl.trainer.dpo_config"], ["loss_type"])
+    assert found["loss_type"][0] == sorted(listed)
