@@ -272,3 +272,34 @@ def test_the_dpo_loss_types_found_are_those_trl_s_own_message_lists():
     listed = ast.literal_eval(re.sub(r"\"\s*\"", "", named.group(1)))
     found = code_choices.items_closed_in(["trl.trainer.dpo_config"], ["loss_type"])
     assert found["loss_type"][0] == sorted(listed)
+
+
+SFT_PADDING_FREE = [
+    ("padding_free: true\n", True),
+    ("padding_free: true\nmax_length: 512\n", True),
+    ("padding_free: true\npacking: true\n", False),
+    ("padding_free: true\nmax_length: null\n", False),
+    ("padding_free: false\n", False),
+]
+
+
+@pytest.mark.parametrize("schema", ["trl:sft", "trl:SFTConfig"])
+@pytest.mark.parametrize(
+    ("extra", "refused"), SFT_PADDING_FREE, ids=["unset", "set", "packed", "null", "off"]
+)
+def test_sft_padding_free_without_packing_is_refused_where_the_trainer_raises(
+    tmp_path, monkeypatch, schema, extra, refused
+):
+    """SFTConfig takes `padding_free: true` alone; SFTTrainer raises once the model is loaded, as
+    max_length (1024 unset) is not enforced without packing. The oracle's words are in its source."""
+    from trl.trainer import sft_trainer
+
+    said = "When `padding_free=True` without packing, `max_length` is not enforced"
+    assert said in Path(sft_trainer.__file__).read_text()
+    (tmp_path / "sft.yaml").write_text("output_dir: out\n" + extra)
+    done = init_in_process(tmp_path, monkeypatch, "--from", "sft.yaml", "--schema", schema)
+    if not refused:
+        assert done.exit_code == 0, done.stderr
+        return
+    assert done.exit_code == 2 and "sft.yaml:2:" in done.stderr, done.stderr
+    assert "add `packing: true`, or `max_length: null`" in done.stderr and "Traceback" not in done.stderr
