@@ -8,6 +8,7 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sweepgen.compile.schema import code_ignored
 from sweepgen.compile.schema.code_chains import closed_choices, closed_items
 
 FIELDS = {"loss_type", "mode", "level"}
@@ -149,3 +150,22 @@ def test_a_chain_over_a_loop_s_items_closes_the_list_field_the_loop_walks():
     }
     assert found["loss_type"].line == 14
     assert closed_choices(textwrap.dedent(source), FIELDS) == {}  # the items, not the field itself
+
+
+def test_a_flag_the_trainer_sets_back_to_false_under_its_own_if_is_found():
+    """DPO's `if self.padding_free: warn; self.padding_free = False`: the flag is turned off; one set
+    false under another condition, or set to another value, is not."""
+    source = """\
+        class Trainer:
+            def __init__(self, args):
+                self.padding_free = args.padding_free
+                if self.padding_free:
+                    logger.warning("unavailable")
+                    self.padding_free = False
+                if self.args.packing:
+                    if self.beta:
+                        self.packing = False
+                if args.level:
+                    self.level = True
+        """
+    assert code_ignored.turned_off(textwrap.dedent(source)) == {"padding_free": 6}

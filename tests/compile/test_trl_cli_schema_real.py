@@ -303,3 +303,22 @@ def test_sft_padding_free_without_packing_is_refused_where_the_trainer_raises(
         return
     assert done.exit_code == 2 and "sft.yaml:2:" in done.stderr, done.stderr
     assert "add `packing: true`, or `max_length: null`" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("schema", ["trl:dpo", "trl:DPOConfig"])
+@pytest.mark.parametrize(("flag", "refused"), [("true", True), ("false", False)])
+def test_dpo_padding_free_which_the_trainer_turns_off_is_refused(
+    tmp_path, monkeypatch, schema, flag, refused
+):
+    """TRL 1.16's DPOTrainer warns and pads whatever `padding_free` says: `padding_free: true` would
+    make a padding-free run that is not one (a comparison of two identical runs)."""
+    from trl.trainer import dpo_trainer
+
+    assert "`padding_free=True` is temporarily unavailable" in Path(dpo_trainer.__file__).read_text()
+    (tmp_path / "dpo.yaml").write_text(f"output_dir: out\npadding_free: {flag}\n")
+    done = init_in_process(tmp_path, monkeypatch, "--from", "dpo.yaml", "--schema", schema)
+    if not refused:
+        assert done.exit_code == 0, done.stderr
+        return
+    assert done.exit_code == 2 and "dpo.yaml:2:" in done.stderr, done.stderr
+    assert "turns padding_free off whatever it is, trl/trainer/dpo_trainer.py:" in done.stderr

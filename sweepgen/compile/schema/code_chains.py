@@ -41,7 +41,7 @@ def closed_choices(source: str | ast.AST, fields: Collection[str] | None = None)
     """Per field (of ``fields``; None: any): the string values the code in ``source`` (text, or a
     parsed tree: a module, a class) handles before it raises."""
     tree = ast.parse(source) if isinstance(source, str) else source
-    chains = (chain for body in _function_bodies(tree) for chain in unconditional_ifs(body))
+    chains = (chain for body in function_bodies(tree) for chain in unconditional_ifs(body))
     found: dict[str, tuple[set[str], int]] = {}
     for field, values, line in filter(None, map(closed_chain, chains)):
         if fields is None or field in fields:
@@ -49,7 +49,7 @@ def closed_choices(source: str | ast.AST, fields: Collection[str] | None = None)
     return {name: Closed(tuple(sorted(values)), line) for name, (values, line) in found.items()}
 
 
-def _function_bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
+def function_bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
     """Each function's own statements (a nested function is one of them, walked on its own)."""
     return (n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
@@ -71,7 +71,7 @@ def closed_items(source: str | ast.AST) -> dict[str, Closed]:
 
 def _loops(tree: ast.AST) -> Iterator[ast.For]:
     """The ``for`` loops that run whenever their function does."""
-    return (loop for body in _function_bodies(tree) for loop in _unconditional_loops(body))
+    return (loop for body in function_bodies(tree) for loop in _unconditional_loops(body))
 
 
 def _loop_closes(loop: ast.For, aliases: dict[str, str]) -> Iterator[tuple[str, set[str], int]]:

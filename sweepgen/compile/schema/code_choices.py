@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from sweepgen import pysource
-from sweepgen.compile.schema import code_guards, jsonschema_subset, string_values
+from sweepgen.compile.schema import code_guards, code_ignored, jsonschema_subset, string_values
 from sweepgen.compile.schema.code_chains import closed_choices, closed_items
 from sweepgen.compile.schema.code_guards import Found, When
 
@@ -39,6 +39,7 @@ def close_strings(props: dict[str, Any], modules: Iterable[str]) -> list[dict[st
         string_values.restrict(props[name], values)
         props[name]["$comment"] = why
     _close_items(props, modules)
+    code_ignored.refuse_true(props, modules)  # DPO's padding_free, which the trainer turns off
     open_strings = {n for n, p in props.items() if string_values.open_string(p)}
     return [
         _if_then(props, name, when, closes)

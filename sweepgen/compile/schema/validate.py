@@ -29,6 +29,7 @@ from typing_extensions import NotRequired, Required, TypedDict
 from sweepgen import paths
 from sweepgen.compile.schema import (
     code_choices,
+    code_ignored,
     jsonschema_subset,
     report_to,
     string_values,
@@ -163,10 +164,8 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
     choices = {**_documented_choices(cls, hints), **cast_choices(cls, hints), **_trackers(cls)}
     guarded = _guarded_choices(cls, hints)
     # what the class's __post_init__ (or PEFT) raises at the run's start, as the export says it, and
-    # the list fields whose every item the code closes (DPO's `loss_type`)
-    raises = _with_items(
-        trl_raises.validator_schema(cls, known), code_choices.items_closed_in([cls.__module__], known)
-    )
+    # the list fields whose every item the code closes (DPO's `loss_type`), the flags it turns off
+    raises = _with_items(trl_raises.validator_schema(cls, known), cls.__module__, known)
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
         try:
@@ -185,13 +184,15 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
     return validate
 
 
-def _with_items(
-    rules: dict[str, Any] | None, per_item: dict[str, tuple[list[str], str]]
-) -> dict[str, Any] | None:
-    """``rules`` (validator_schema's) and the list fields whose items the code closes (DPO's
-    ``loss_type``; one string too, which the class makes a one-item list)."""
-    props: dict[str, dict[str, Any]] = {}
-    for name, (allowed, why) in per_item.items():
+def _with_items(rules: dict[str, Any] | None, module: str, known: list[str]) -> dict[str, Any] | None:
+    """``rules`` (validator_schema's), the list fields whose items the code closes (DPO's
+    ``loss_type``; one string too, which the class makes a one-item list), and the flags the
+    trainer turns off (DPO's ``padding_free``: true refused)."""
+    props: dict[str, dict[str, Any]] = {
+        name: {} for name in code_ignored.ignored_in([module]) if name in known
+    }
+    code_ignored.refuse_true(props, [module])
+    for name, (allowed, why) in code_choices.items_closed_in([module], known).items():
         props[name] = {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]}
         string_values.restrict_items(props[name], allowed)
         props[name]["$comment"] = why
