@@ -8,7 +8,8 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen.compile.schema.code_chains import closed_choices
+from sweepgen.compile.schema import code_ignored
+from sweepgen.compile.schema.code_chains import closed_choices, closed_items
 
 FIELDS = {"loss_type", "mode", "level"}
 
@@ -108,3 +109,63 @@ def test_the_values_are_exactly_those_the_branches_compare(branches):
         lines += [f"    {'if' if i == 0 else 'elif'} {test}:", "        pass"]
     lines += ["    else:", "        raise ValueError()"]
     assert _closed("\n".join(lines)) == {"loss_type": tuple(sorted({v for b in branches for v in b}))}
+
+
+def test_a_chain_over_a_loop_s_items_closes_the_list_field_the_loop_walks():
+    """DPO's `loss_type` is a list its loss walks (`for loss_type, w in zip(self.loss_types, ...)`,
+    stored as `self.loss_types = args.loss_type`): each item is closed; a loop under a condition,
+    or a name bound twice, closes nothing."""
+    source = """\
+        class Trainer:
+            def __init__(self, args):
+                self.loss_types = args.loss_type
+                self.levels = args.level
+                self.levels = []
+
+            def loss(self):
+                for loss_type, weight in zip(self.loss_types, self.weights, strict=True):
+                    if loss_type == "sigmoid":
+                        pass
+                    elif loss_type in ("hinge", "ipo"):
+                        pass
+                    else:
+                        raise ValueError(loss_type)
+                for i, mode in enumerate(self.args.mode):
+                    if mode not in ["a", "b"]:
+                        raise ValueError(mode)
+                for level in self.levels:
+                    if level != "x":
+                        raise ValueError(level)
+                if self.beta:
+                    for mode in self.mode:
+                        if mode == "c":
+                            pass
+                        else:
+                            raise ValueError(mode)
+        """
+    found = closed_items(textwrap.dedent(source))
+    assert {k: v.values for k, v in found.items()} == {
+        "loss_type": ("hinge", "ipo", "sigmoid"),
+        "mode": ("a", "b"),
+    }
+    assert found["loss_type"].line == 14
+    assert closed_choices(textwrap.dedent(source), FIELDS) == {}  # the items, not the field itself
+
+
+def test_a_flag_the_trainer_sets_back_to_false_under_its_own_if_is_found():
+    """DPO's `if self.padding_free: warn; self.padding_free = False`: the flag is turned off; one set
+    false under another condition, or set to another value, is not."""
+    source = """\
+        class Trainer:
+            def __init__(self, args):
+                self.padding_free = args.padding_free
+                if self.padding_free:
+                    logger.warning("unavailable")
+                    self.padding_free = False
+                if self.args.packing:
+                    if self.beta:
+                        self.packing = False
+                if args.level:
+                    self.level = True
+        """
+    assert code_ignored.turned_off(textwrap.dedent(source)) == {"padding_free": 6}

@@ -226,3 +226,99 @@ def test_options_trl_closes_under_another_option_are_refused_exactly_where_trl_r
         return
     assert done.exit_code == 2 and refused in done.stderr, done.stderr
     assert "grpo.yaml:3:" in done.stderr and "did you mean" in done.stderr and "Traceback" not in done.stderr
+
+
+DPO_LOSSES = [
+    ("loss_type: sigmoidd\n", "did you mean 'sigmoid'?"),
+    ("loss_type: [sigmoid, hinnge]\n", "item 1: must be one of"),
+    ("loss_type: [sigmoid, sft]\nloss_weights: [1.0, 0.5]\n", None),
+    ("loss_type: ipo\n", None),
+]
+
+
+@pytest.mark.parametrize("schema", ["trl:dpo", "trl:DPOConfig"])
+@pytest.mark.parametrize(("extra", "refused"), DPO_LOSSES, ids=["typo", "typo-in-list", "list", "one"])
+def test_dpo_loss_types_are_refused_item_by_item_where_trl_s_loss_raises(
+    tmp_path, monkeypatch, schema, extra, refused
+):
+    """DPOConfig takes `loss_type: sigmoidd` (its __post_init__ makes it a list), and the loss raises
+    `Unknown loss type` at the first batch, from a loop over the list the chain reader did not
+    follow: every item is held to the values that loop handles, named as TRL's own message does."""
+    (tmp_path / "dpo.yaml").write_text("output_dir: out\nlearning_rate: 1.0e-6\n" + extra)
+    done = init_in_process(tmp_path, monkeypatch, "--from", "dpo.yaml", "--schema", schema)
+    if refused is None:
+        assert done.exit_code == 0, done.stderr
+        return
+    assert done.exit_code == 2 and refused in done.stderr, done.stderr
+    assert "dpo.yaml:3:" in done.stderr and "trl/trainer/dpo_trainer.py:" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_dpo_loss_types_found_are_those_trl_s_own_message_lists():
+    """The oracle: TRL's DPOConfig accepts a misspelled loss (it is checked late), and the values
+    read from the loss's chain are exactly the list its `Unknown loss type` message names."""
+    import ast
+    import re
+
+    from trl import DPOConfig
+    from trl.trainer import dpo_trainer
+
+    from sweepgen.compile.schema import code_choices
+
+    assert DPOConfig(output_dir="out", loss_type="sigmoidd", bf16=False).loss_type == ["sigmoidd"]
+    source = Path(dpo_trainer.__file__).read_text()
+    named = re.search(r"Unknown loss type: \{loss_type\}\. Should be one of (\[.*?\])\"\n", source, re.S)
+    assert named is not None
+    listed = ast.literal_eval(re.sub(r"\"\s*\"", "", named.group(1)))
+    found = code_choices.items_closed_in(["trl.trainer.dpo_config"], ["loss_type"])
+    assert found["loss_type"][0] == sorted(listed)
+
+
+SFT_PADDING_FREE = [
+    ("padding_free: true\n", True),
+    ("padding_free: true\nmax_length: 512\n", True),
+    ("padding_free: true\npacking: true\n", False),
+    ("padding_free: true\nmax_length: null\n", False),
+    ("padding_free: false\n", False),
+]
+
+
+@pytest.mark.parametrize("schema", ["trl:sft", "trl:SFTConfig"])
+@pytest.mark.parametrize(
+    ("extra", "refused"), SFT_PADDING_FREE, ids=["unset", "set", "packed", "null", "off"]
+)
+def test_sft_padding_free_without_packing_is_refused_where_the_trainer_raises(
+    tmp_path, monkeypatch, schema, extra, refused
+):
+    """SFTConfig takes `padding_free: true` alone; SFTTrainer raises once the model is loaded, as
+    max_length (1024 unset) is not enforced without packing. The oracle's words are in its source."""
+    from trl.trainer import sft_trainer
+
+    said = "When `padding_free=True` without packing, `max_length` is not enforced"
+    assert said in Path(sft_trainer.__file__).read_text()
+    (tmp_path / "sft.yaml").write_text("output_dir: out\n" + extra)
+    done = init_in_process(tmp_path, monkeypatch, "--from", "sft.yaml", "--schema", schema)
+    if not refused:
+        assert done.exit_code == 0, done.stderr
+        return
+    assert done.exit_code == 2 and "sft.yaml:2:" in done.stderr, done.stderr
+    assert "add `packing: true`, or `max_length: null`" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("schema", ["trl:dpo", "trl:DPOConfig"])
+@pytest.mark.parametrize(("flag", "refused"), [("true", True), ("false", False)])
+def test_dpo_padding_free_which_the_trainer_turns_off_is_refused(
+    tmp_path, monkeypatch, schema, flag, refused
+):
+    """TRL 1.16's DPOTrainer warns and pads whatever `padding_free` says: `padding_free: true` would
+    make a padding-free run that is not one (a comparison of two identical runs)."""
+    from trl.trainer import dpo_trainer
+
+    assert "`padding_free=True` is temporarily unavailable" in Path(dpo_trainer.__file__).read_text()
+    (tmp_path / "dpo.yaml").write_text(f"output_dir: out\npadding_free: {flag}\n")
+    done = init_in_process(tmp_path, monkeypatch, "--from", "dpo.yaml", "--schema", schema)
+    if not refused:
+        assert done.exit_code == 0, done.stderr
+        return
+    assert done.exit_code == 2 and "dpo.yaml:2:" in done.stderr, done.stderr
+    assert "turns padding_free off whatever it is, trl/trainer/dpo_trainer.py:" in done.stderr

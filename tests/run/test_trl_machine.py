@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -176,3 +178,73 @@ def test_a_dataset_name_leading_out_of_the_working_folder_is_not_looked_at(tmp_p
     _sweep(project, {"bf16": False, "dataset_name": name.format(outside=outside)})
     code, output = _run()
     assert code == 0 and "is no folder of" not in output and "did you mean" not in output, output
+
+
+def _cached_hub_dataset(cache: Path, name: str, config: str = "default") -> None:
+    """A Hub dataset in `datasets`' cache as a load leaves it: <org>___<name>/<config>/<version>/<hash>/."""
+    org, _, last = name.partition("/")
+    folder = cache / f"{org}___{last}" / config / "0.0.0" / "0123abcd"
+    folder.mkdir(parents=True)
+    (folder / "dataset_info.json").write_text(json.dumps({"config_name": config}))
+
+
+@pytest.mark.parametrize(
+    ("cached", "refused"),
+    [("trl-lib/my_prefs", False), ("trl-lib/other_prefs", True), (None, True)],
+)
+def test_offline_a_hub_id_in_datasets_cache_under_a_folder_of_its_org_is_accepted(
+    tmp_path, monkeypatch, cached, refused
+):
+    """Offline, `load_dataset("trl-lib/my_prefs")` loads the copy in its cache, even with a folder
+    `trl-lib/` here: accepted; one not in the cache is still refused."""
+    project = tmp_path / "project"
+    (project / "trl-lib" / "tldr").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    if cached:
+        _cached_hub_dataset(tmp_path / "cache", cached)
+    _sweep(project, {"bf16": False, "dataset_name": "trl-lib/my_prefs", "env": {"HF_HUB_OFFLINE": "1"}})
+    code, output = _run()
+    assert code == (2 if refused else 0), output
+
+
+@pytest.mark.train
+def test_datasets_itself_loads_offline_what_the_cache_check_accepts(tmp_path):
+    """The oracle: a dataset `datasets` cached (a JSON load's cache folder, under a Hub id's name)
+    loads offline with a folder of its org in the working folder; the check agrees, and a name
+    not in the cache fails in `datasets` as the check says."""
+    import shutil
+    import subprocess
+
+    from sweepgen.run.start import hf_cache
+
+    project, cache = tmp_path / "project", tmp_path / "cache"
+    (project / "trl-lib" / "tldr").mkdir(parents=True)
+    (project / "d.jsonl").write_text('{"prompt": "a", "chosen": "b", "rejected": "c"}\n')
+    env = {**os.environ, "HF_DATASETS_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    build = "import datasets; datasets.load_dataset('json', data_files='d.jsonl')"
+    subprocess.run([sys.executable, "-c", build], cwd=project, env=env, check=True, timeout=300)
+    built = next((cache / "json").glob("*/*/*[!k]"))  # <config-id>/<version>/<hash>, not a .lock
+    copy = cache / "trl-lib___my_prefs" / "default" / built.parts[-2] / built.parts[-1]
+    shutil.copytree(built, copy)
+    for arrow in copy.glob("json-*.arrow"):  # its tables are named after the dataset
+        arrow.rename(copy / arrow.name.replace("json-", "my_prefs-", 1))
+    load = "import datasets, sys; datasets.load_dataset(sys.argv[1])"
+    for name, loads in (("trl-lib/my_prefs", True), ("trl-lib/other_prefs", False)):
+        done = subprocess.run(
+            [sys.executable, "-c", load, name],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert (done.returncode == 0) == loads, done.stderr[-2000:]
+        os.environ["HF_DATASETS_CACHE"], saved = str(cache), os.environ.get("HF_DATASETS_CACHE")
+        try:
+            assert hf_cache.has_dataset(name, {}) == loads
+        finally:
+            os.environ.pop("HF_DATASETS_CACHE") if saved is None else os.environ.update(
+                HF_DATASETS_CACHE=saved
+            )

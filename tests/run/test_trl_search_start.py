@@ -52,3 +52,48 @@ def test_a_refusal_that_depends_on_a_sampled_value_refuses_that_trial_only(tmp_p
     trials = study(tmp_path).get_trials()
     assert [t.state.name for t in trials] == ["FAIL", "FAIL"]
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_dry_run_of_a_search_meets_the_start_checks_its_first_trial_would(tmp_path):
+    """`run --dry-run` of a search printed its plan for a reward TRL cannot load, and the real run
+    then refused it: a trial is rendered in memory and judged, and nothing is written (no trial
+    file, no study, no lock entry); a refusal that depends on a sampled value is left to the run."""
+    (tmp_path / "my_rewards.py").write_text("def accuracy(completions, **kwargs):\n    return [0.0]\n")
+    base = {**BASE, "reward_funcs": ["my_rewards.acuracy"], "bf16": False}
+    spec = write_search_project(tmp_path, {"n": 3, "parallel": 2, "sampler": "random"}, base=base)
+    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    sweep = tmp_path / "generated" / "fake_search"
+    before = sorted(p.name for p in sweep.iterdir())
+    lock = (sweep / "sweep.lock.json").read_bytes()
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL, "--dry-run")
+    said = _said(done)
+    assert done.returncode == 2, said
+    assert "Traceback" not in said
+    assert "generated/fake_search/t0000.yaml:" in said
+    assert "reward_funcs names 'my_rewards.acuracy', which `trl grpo` cannot load" in said
+    assert sorted(p.name for p in sweep.iterdir()) == before
+    assert (sweep / "sweep.lock.json").read_bytes() == lock
+    assert not (tmp_path / "runs").exists()
+    # the reward fixed: the plan is printed, still nothing written
+    spec.write_text(spec.read_text().replace("my_rewards.acuracy", "my_rewards.accuracy"))
+    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    before = sorted(p.name for p in sweep.iterdir())
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL, "--dry-run")
+    assert done.returncode == 0, _said(done)
+    assert "search fake_search: 3 trials" in _said(done)
+    assert sorted(p.name for p in sweep.iterdir()) == before
+
+
+def test_a_dry_run_leaves_a_refusal_of_a_sampled_value_to_the_trials_drawing_it(tmp_path):
+    """A group size of 3 does not divide the batch of 4 (the trials drawing it are refused in the
+    run), 2 does: the plan is printed, nothing written."""
+    sizes = {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 1, "num_processes": 1}
+    base = {**BASE, **sizes, "num_generations": 2, "bf16": False}
+    search = {"n": 2, "parallel": 1, "sampler": "random", "axes": {"num_generations": {"choice": [3, 2]}}}
+    spec = write_search_project(tmp_path, search, base=base)
+    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0, "render"
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL, "--dry-run")
+    assert done.returncode == 0, _said(done)
+    assert "search fake_search: 2 trials" in _said(done)
+    assert not (tmp_path / "generated" / "fake_search" / "t0000.yaml").exists()
+    assert not (tmp_path / "generated" / "fake_search" / ".search" / "study.journal").exists()

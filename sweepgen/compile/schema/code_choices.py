@@ -21,8 +21,8 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from sweepgen import pysource
-from sweepgen.compile.schema import code_guards, jsonschema_subset, string_values
-from sweepgen.compile.schema.code_chains import closed_choices
+from sweepgen.compile.schema import code_guards, code_ignored, jsonschema_subset, string_values
+from sweepgen.compile.schema.code_chains import closed_choices, closed_items
 from sweepgen.compile.schema.code_guards import Found, When
 
 Closes = tuple[list[str], str]  # the values, and why: where the code raises for any other
@@ -38,12 +38,22 @@ def close_strings(props: dict[str, Any], modules: Iterable[str]) -> list[dict[st
     for name, (values, why) in closed_in(modules, open_strings).items():
         string_values.restrict(props[name], values)
         props[name]["$comment"] = why
+    _close_items(props, modules)
+    code_ignored.refuse_true(props, modules)  # DPO's padding_free, which the trainer turns off
     open_strings = {n for n, p in props.items() if string_values.open_string(p)}
     return [
         _if_then(props, name, when, closes)
         for (name, when), closes in guarded_in(modules, open_strings).items()
         if when[0] in props
     ]
+
+
+def _close_items(props: dict[str, Any], modules: list[str]) -> None:
+    """Hold each list-of-strings property's items to what the code closes them to (DPO's ``loss_type``)."""
+    open_lists = {n for n, p in props.items() if string_values.open_items(p)}
+    for name, (values, why) in items_closed_in(modules, open_lists).items():
+        string_values.restrict_items(props[name], values)
+        props[name]["$comment"] = why
 
 
 def _if_then(props: dict[str, Any], name: str, when: When, closes: Closes) -> dict[str, Any]:
@@ -69,6 +79,16 @@ def closed_in(modules: Iterable[str], fields: Collection[str]) -> dict[str, Clos
     ``trl.trainer.grpo_trainer``) closes whatever the config's other values: read from source,
     never imported for it."""
     return {name: closes for (name, when), closes in _joined(modules, fields).items() if when is None}
+
+
+def items_closed_in(modules: Iterable[str], fields: Collection[str]) -> dict[str, Closes]:
+    """Field -> (the values, why) for the list fields in ``fields`` whose every item the code of
+    ``modules`` or of their trainers closes (code_chains.closed_items: DPO's ``loss_type``)."""
+    found = closed_in(modules, {f"{name}{_ITEMS}" for name in fields})
+    return {name.removesuffix(_ITEMS): closes for name, closes in found.items()}
+
+
+_ITEMS = "[]"  # a list field's items, as a finding names them
 
 
 def guarded_in(modules: Iterable[str], fields: Collection[str]) -> dict[tuple[str, When], Closes]:
@@ -111,7 +131,8 @@ def _found_in_module(module: str) -> tuple[Found, ...]:
     if tree is None:
         return ()
     always = [Found(name, c.values, module, c.line) for name, c in closed_choices(tree).items()]
-    return (*always, *code_guards.guarded(module, pysource.parsed))
+    items = [Found(name + _ITEMS, c.values, module, c.line) for name, c in closed_items(tree).items()]
+    return (*always, *items, *code_guards.guarded(module, pysource.parsed))
 
 
 def _with_trainer(module: str) -> tuple[str, ...]:

@@ -338,11 +338,21 @@ _SPELLED = {
 
 def _none_of(value: Any, schema: dict[str, Any]) -> str:
     alternatives = schema["anyOf"]
-    misspelled = _misspelled_choice(value, schema) if isinstance(value, str) else None
-    if misspelled is not None:
-        return misspelled
+    told = _misspelled_choice(value, schema) if isinstance(value, str) else _list_items_refused(value, schema)
+    if told is not None:
+        return told
     shapes = " or ".join(dict.fromkeys(_shape(s) for s in alternatives))
     return f"expected {shapes}, got {_json_type(value)}{_quoted(value, _type_names(alternatives))}"
+
+
+def _list_items_refused(value: Any, schema: dict[str, Any]) -> str | None:
+    """A list against the one list alternative of a field the code closes item by item
+    (``loss_type: [sigmoid, hinnge]`` in DPO's ``str | list[str]``, its ``$comment`` why): what
+    that alternative refuses, item by item, and why."""
+    lists = [s for s in schema["anyOf"] if isinstance(s, dict) and s.get("type") == "array"]
+    closed = len(lists) == 1 and isinstance(value, list) and "$comment" in schema
+    problems = [m for _, m in validate(value, lists[0])] if closed else []
+    return "; ".join(problems) + f" ({schema['$comment']})" if problems else None
 
 
 def _misspelled_choice(value: str, schema: dict[str, Any]) -> str | None:

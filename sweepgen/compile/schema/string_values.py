@@ -26,3 +26,17 @@ def restrict(prop: dict[str, Any], values: list[str]) -> None:
 
 def _branches(prop: dict[str, Any]) -> list[dict[str, Any]]:
     return [prop, *[b for b in prop.get("anyOf", []) if isinstance(b, dict)]]
+
+
+def open_items(prop: dict[str, Any]) -> bool:
+    """True for a property that takes a list of any strings (DPO's ``loss_type``)."""
+    return any(b.get("type") == "array" and open_string(b.get("items", {})) for b in _branches(prop))
+
+
+def restrict_items(prop: dict[str, Any], values: list[str]) -> None:
+    """Hold the string items of ``prop``'s list branches to ``values``, and its string branches too
+    (the class makes one string a one-item list)."""
+    restrict(prop, values)
+    for branch in _branches(prop) if values else []:
+        if branch.get("type") == "array" and isinstance(branch.get("items"), dict):
+            restrict(branch["items"], values)

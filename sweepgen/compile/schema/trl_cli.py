@@ -45,8 +45,9 @@ _ENV = {
 # 6: `Enum | str` fields the class casts to the enum take only its values; argparse `const`s;
 # `report_to` held to transformers' trackers; `lora_target_modules` no comma list;
 # 7: `lora_target_modules` not one layer's short name; `load_best_model_at_end`'s strategies;
-# GRPO's and RLOO's generation batch)
-CACHE_FORMAT = 7
+# GRPO's and RLOO's generation batch; 8: list options closed item by item, DPO's `loss_type`;
+# SFT's padding_free without packing; flags the trainer turns off, DPO's padding_free)
+CACHE_FORMAT = 8
 
 
 def command_of(ref: str) -> str | None:

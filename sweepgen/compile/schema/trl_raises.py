@@ -129,6 +129,34 @@ _GENERATION: list[dict[str, Any]] = [
     },
 ]
 _BEST_KEYS = {"load_best_model_at_end", "eval_strategy", "save_strategy"}
+# SFTTrainer.__init__ (trl/trainer/sft_trainer.py, "When `padding_free=True` without packing,
+# `max_length` is not enforced"): padding_free without packing raises once the model is loaded, unless
+# max_length is null (unset: 1024). The one exception, a vision dataset, is as well served by null
+_PADDING_FREE_KEYS = {"padding_free", "packing", "packing_strategy", "max_length"}
+_PADDING_FREE: list[dict[str, Any]] = [
+    {
+        "if": {
+            "properties": {
+                "padding_free": {"const": True},
+                "packing": {"not": {"const": True}},
+                "max_length": {"not": {"type": "null"}},
+            },
+            "required": ["padding_free"],
+        },
+        "then": {
+            "properties": {
+                "padding_free": {
+                    "not": {
+                        "const": True,
+                        "$comment": "TRL's SFTTrainer raises for padding_free without packing while "
+                        "max_length is set (unset: 1024), as padding-free batches do not enforce it: "
+                        "add `packing: true`, or `max_length: null`",
+                    }
+                }
+            }
+        },
+    }
+]
 
 
 def refused(props: dict[str, Any]) -> list[dict[str, Any]]:
@@ -139,4 +167,5 @@ def refused(props: dict[str, Any]) -> list[dict[str, Any]]:
         held = props["lora_target_modules"].setdefault("allOf", [])
         held.extend([] if {"not": _ONE_LAYER_NAME} in held else [{"not": _ONE_LAYER_NAME}])  # once
     best = _BEST_MODEL if set(props) >= _BEST_KEYS else []
-    return [*best, *(_GENERATION if set(props) >= _GENERATION_KEYS else [])]
+    padding_free = _PADDING_FREE if set(props) >= _PADDING_FREE_KEYS else []
+    return [*best, *(_GENERATION if set(props) >= _GENERATION_KEYS else []), *padding_free]

@@ -29,6 +29,7 @@ from typing_extensions import NotRequired, Required, TypedDict
 from sweepgen import paths
 from sweepgen.compile.schema import (
     code_choices,
+    code_ignored,
     jsonschema_subset,
     report_to,
     string_values,
@@ -162,8 +163,9 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
     known = sorted(fields)
     choices = {**_documented_choices(cls, hints), **cast_choices(cls, hints), **_trackers(cls)}
     guarded = _guarded_choices(cls, hints)
-    # what the class's __post_init__ (or PEFT) raises at the run's start, as the export says it
-    raises = trl_raises.validator_schema(cls, known)
+    # what the class's __post_init__ (or PEFT) raises at the run's start, as the export says it, and
+    # the list fields whose every item the code closes (DPO's `loss_type`), the flags it turns off
+    raises = _with_items(trl_raises.validator_schema(cls, known), cls.__module__, known)
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
         try:
@@ -180,6 +182,21 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
         ] + (jsonschema_subset.validate(config, raises) if raises else [])
 
     return validate
+
+
+def _with_items(rules: dict[str, Any] | None, module: str, known: list[str]) -> dict[str, Any] | None:
+    """``rules`` (validator_schema's), the list fields whose items the code closes (DPO's
+    ``loss_type``; one string too, which the class makes a one-item list), and the flags the
+    trainer turns off (DPO's ``padding_free``: true refused)."""
+    props: dict[str, dict[str, Any]] = {
+        name: {} for name in code_ignored.ignored_in([module]) if name in known
+    }
+    code_ignored.refuse_true(props, [module])
+    for name, (allowed, why) in code_choices.items_closed_in([module], known).items():
+        props[name] = {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]}
+        string_values.restrict_items(props[name], allowed)
+        props[name]["$comment"] = why
+    return {"type": "object", "properties": props, "allOf": [rules] if rules else []} if props else rules
 
 
 def _in_config(config: Any, error: ErrorDetails) -> str:
@@ -239,10 +256,15 @@ def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, tuple[lis
     closed = code_choices.closed_in([cls.__module__], [f.name for f in fields])
     out: dict[str, tuple[list[str], str]] = {}
     for f in fields:
-        if (f.metadata and f.metadata.get("choices")) or f.name in closed:  # else no type schema needed
+        if _listed(f) or f.name in closed:  # else no type schema needed
             found = _choices_of(f, hints[f.name], closed.get(f.name), cls.__name__)
             out.update({f.name: found} if found else {})
     return out
+
+
+def _listed(f: dataclasses.Field[Any]) -> bool:
+    """Whether the field's metadata lists its ``choices``."""
+    return bool(f.metadata and f.metadata.get("choices"))
 
 
 @dataclasses.dataclass(frozen=True)

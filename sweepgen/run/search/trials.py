@@ -40,7 +40,7 @@ from sweepgen.outtree import read_inside
 from sweepgen.run.core import trl_output_dir
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.shared_outputs import OutputClaims
-from sweepgen.run.core.tasks import read_lock, task_of
+from sweepgen.run.core.tasks import read_lock, run_dir_of, task_of
 from sweepgen.run.search.lock import LockText
 from sweepgen.safefs import TEMP_NAME
 
@@ -156,6 +156,28 @@ class TrialRenderer:
             runfs.write_atomic(self.sweep_dir / f.path, f.content())  # no linked folder followed
         self._add_to_lock(plan.files)
         return self.tasks_of([f.variant.name for f in plan.files])
+
+    def planned(self, number: int, params: dict[str, Any]) -> list[tuple[RunTask, bytes]] | Refused:
+        """Trial ``number`` at ``params`` as ``render`` would write it, in memory: each run (its
+        command not filled in) with its config's bytes; nothing is written (`run --dry-run`)."""
+        variants = search.trial_variants(self.spec, number, params)
+        try:
+            plan = compile_expansion(
+                search.expansion_of(self.spec, variants),
+                self.out_abs,
+                self.sweep,
+                self.validator,
+                self.spec_rel,
+                build_lock=False,
+            )
+        except ValidationError as err:
+            return Refused(err.message)
+        return [(self._planned_task(f), f.content()) for f in plan.files]
+
+    def _planned_task(self, f: RenderedFile) -> RunTask:
+        path = self.sweep_dir / f.path
+        run_dir = run_dir_of(path, f.content(), f.variant.config, f.run_dir)
+        return RunTask(f.run_name, f.variant.name, path, run_dir, (), config=f.variant.config)
 
     def _shared_output(self, files: list[RenderedFile]) -> ConfigError | None:
         """The first output folder a new trial's config names that an earlier trial's names too

@@ -36,10 +36,16 @@ def rendered(sweep_dir: Path, task: RunTask) -> Mapping[str, Any]:
     trainers read: a template may write keys the spec's config does not hold (`vllm_mode: server`
     written by hand), which the lock's config alone never shows. The lock's config for any other
     kind, or a file that does not read as a mapping (its own checks say why)."""
+    return read_as_trl(task, _bytes(sweep_dir, task) if task.config_path.suffix in _READ_AS_YAML else b"")
+
+
+def read_as_trl(task: RunTask, data: bytes) -> Mapping[str, Any]:
+    """``rendered`` of a run whose config's bytes are ``data`` (a search's trial planned in memory
+    by `run --dry-run`, never written)."""
     if task.config_path.suffix not in _READ_AS_YAML:
         return task.config
     try:
-        doc = yaml.load(_bytes(sweep_dir, task), Loader=_LOADER)
+        doc = yaml.load(data, Loader=_LOADER)
     except (ValueError, UserError, RecursionError, yaml.YAMLError):
         return task.config
     return doc if isinstance(doc, dict) else task.config

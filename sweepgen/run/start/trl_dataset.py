@@ -9,7 +9,8 @@ a Hub id, or plainly means a folder of the working folder (where the runs start)
 ``/``, ``./``, ``../`` or ``~`` (which is not expanded), or holds two ``/`` or a ``\\`` (a Hub id holds
 at most one ``/``); or its first part is a folder here and the Hub is off (``HF_HUB_OFFLINE`` or
 ``HF_DATASETS_OFFLINE``, here or in the config's ``env:``) or that folder holds a name close to its
-last part (a typo: ``org/name`` with a folder ``org`` here is still a Hub id otherwise). A config
+last part (a typo: ``org/name`` with a folder ``org`` here is still a Hub id otherwise), and
+`datasets` has no copy of the Hub dataset in its cache (hf_cache: offline, it loads that). A config
 with ``datasets`` (TRL's mixture, which wins over ``dataset_name``) is not judged, nor a name that
 leads out of the working folder (``~``, ``..``, an absolute path elsewhere, a link leading out): the
 config is data a pull request may have written, and nothing outside is looked at for it (SECURITY.md).
@@ -26,6 +27,7 @@ from typing import Any
 from sweepgen import confine
 from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
+from sweepgen.run.start import hf_cache
 from sweepgen.run.start.config_where import key_location
 
 
@@ -35,7 +37,7 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
     if not isinstance(name, str) or config.get("datasets") or not _inside(name) or os.path.exists(name):
         return
     close = _close(name)
-    if not (_path(name) or (_under_folder(name) and (close is not None or _offline(config)))):
+    if not (_path(name) or (_under_folder(name) and _hub_unreachable(name, config, close))):
         return
     raise ConfigError(
         f"dataset_name {name!r} is no folder of {os.getcwd()}, where the runs start: `datasets."
@@ -67,6 +69,13 @@ def _path(name: str) -> bool:
 def _under_folder(name: str) -> bool:
     first, slash, _ = name.partition("/")
     return bool(slash) and os.path.isdir(first)
+
+
+def _hub_unreachable(name: str, config: Mapping[str, Any], close: str | None) -> bool:
+    """Whether ``org/name``, with a folder ``org`` here, cannot be the Hub dataset it spells: a name
+    close to it in that folder (a typo), or the Hub off; either way unless `datasets` has it in its
+    cache, where offline it loads it from (hf_cache)."""
+    return (close is not None or _offline(config)) and not hf_cache.has_dataset(name, config)
 
 
 _OFFLINE = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")

@@ -93,15 +93,39 @@ def trial_refusal(
     if shared is not None:
         return shared, False  # a server depends on the trials running
     try:
-        _judge_trial(sweep_dir, new, argv, gpus_each, flags, executor == "local")
+        configs = [(task, rendered(sweep_dir, task)) for task in new] if trl_script(argv) else []
+        _judge_trial(sweep_dir, configs, argv, gpus_each, flags, executor == "local")
     except UserError as err:
         return err, _every_trial(err, sampled)
     return None
 
 
+def planned_trial(
+    sweep_dir: Path,
+    command: Sequence[str] | None,
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
+    executor: str,
+    sampled: Collection[str],
+    gpus_each: int | None,
+) -> bool:
+    """`run --dry-run` of a search: exit 2 for what the start checks refuse in a trial's runs (their
+    configs as rendered in memory, never written) that every trial would meet, as the run's first
+    trial would be refused; one that reads a sampled key is the trial's own (False: judge another
+    point), as in the run. True when the trial may start."""
+    argv = command or ()
+    flags = command_overrides.flag_values(argv)
+    try:
+        _judge_trial(sweep_dir, configs, argv, gpus_each, flags, executor == "local")
+    except UserError as err:
+        if _every_trial(err, sampled):
+            raise
+        return False
+    return True
+
+
 def _judge_trial(
     sweep_dir: Path,
-    new: Sequence[RunTask],
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
     command: Sequence[str],
     gpus_each: int | None,
     flags: Mapping[str, str | None],
@@ -110,7 +134,6 @@ def _judge_trial(
     trl_command.check(command)
     script = trl_script(command)
     if script is not None:
-        configs = [(task, rendered(sweep_dir, task)) for task in new]
         _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
 
 

@@ -32,7 +32,7 @@ from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import study as search_study
 from sweepgen.run.search import view as search_view
 from sweepgen.run.search.study import journal_path
-from sweepgen.run.start import command_overrides, program
+from sweepgen.run.start import command_overrides, config_where, program, trl_start
 from sweepgen.run.sweep.grid import (
     INTERRUPTED,
     Display,
@@ -58,6 +58,7 @@ PARALLEL_CEILING = 64
 
 if TYPE_CHECKING:  # annotations only: the search block loads with the pipeline, for a search sweep
     from sweepgen.compile.run_api import SearchBlock
+    from sweepgen.run.search.trials import TrialRenderer
 
 
 @dataclass
@@ -148,6 +149,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     _check_parallel(spec, block, opts.jobs)
     _refuse_committed_study(sweep_dir)
     if request.dry_run:
+        _judge_a_trial(TrialRenderer(sweep_dir, spec, command=argv, done_file=None), opts, executor)
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
     if executor == "local":
         check_bundled_trainer() if argv is None else program.check_found(argv)
@@ -156,6 +158,23 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
     return _drive_to_end(controller, display, resume)
+
+
+def _judge_a_trial(renderer: TrialRenderer, opts: sweep_state.RunOptions, executor: str) -> None:
+    """`run --dry-run` of a search: the points `render` probes that the gate passes, rendered in
+    memory (nothing written), through the start checks a trial meets, until one passes: a refusal
+    every trial would meet is exit 2 now, as it would be before the run's first trial starts (one
+    that reads a sampled value refuses only the trials drawing it, as in the run)."""
+    from sweepgen.run.search.trials import Refused  # noqa: PLC0415 - loads with the pipeline, as in _run_search
+
+    ex = make_executor(executor, _search_options(renderer.sweep_dir, opts, renderer.block, executor))
+    sampled = [*renderer.block.axes, *(renderer.spec.model.derived or {})]
+    planned = (renderer.planned(0, point) for _, point in run_api.trials.probe_points(renderer.spec))
+    gpus_each, command = ex.gpus_each(), renderer.command
+    for runs in (p for p in planned if not isinstance(p, Refused)):
+        configs = [(task, config_where.read_as_trl(task, data)) for task, data in runs]
+        if trl_start.planned_trial(renderer.sweep_dir, command, configs, ex.name, sampled, gpus_each):
+            return
 
 
 def _refuse_committed_study(sweep_dir: Path) -> None:
