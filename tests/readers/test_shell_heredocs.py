@@ -59,6 +59,8 @@ PAIRS = [
         'X=$(cat <<"EOF"\n\tEOF\n# c\nEOF\n)\npython t.py "$X"\n',
     ),
     ('cat <<E"O"F\n$x\nEOF\n', "cat <<EOF\n$x\nEOF\n"),  # a quoted delimiter: the body as written
+    # text past ASCII before and in the bodies (the scan's offsets are the grammar's bytes)
+    ("echo é; cat <<A <<B\nxé\nA\nyü\nB\n", "echo é; cat <<A <<B\nxé\nA\nyö\nB\n"),
     # a pipe connects two programs: never the two run one after the other
     ("python t.py | python e.py\n", "python t.py; python e.py\n"),
     (

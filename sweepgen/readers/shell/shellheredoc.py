@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 PLACEHOLDER = "__sweepgen_heredoc_{}__"
 _PLACEHOLDER = re.compile(r"<<<__sweepgen_heredoc_(\d+)__")
 _META = frozenset(" \t\n;&|()<>")
 _WORD_START = frozenset(" \t\n;&|()<>{}")
+_INTERESTING = re.compile(r"[\\'\"`$#(<\n]")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,11 @@ class _Scanner:
     def run(self) -> list[Heredoc]:
         at = 0
         while at < len(self.text):
-            at = self.step(at)
+            # only these characters start what the scan reads: the text between is skipped at once
+            found = _INTERESTING.search(self.text, at)
+            if found is None:
+                break
+            at = self.step(found.start())
         return self.found
 
     def step(self, at: int) -> int:
@@ -181,30 +186,41 @@ def _after_arithmetic(text: str, at: int) -> int:
     return at
 
 
-def misread(root: Any, source: bytes, found: list[Heredoc]) -> bool:
-    """Does the grammar read any of ``found`` otherwise than bash: no here-document starting
-    there, one whose delimiter line or body end is elsewhere, an error inside it, or the rest of
-    the line read into it?"""
+def misread(root: Any, raw: str, found: list[Heredoc]) -> bool:
+    """Does the grammar read any of ``found`` (scanned in ``raw``, the script's bytes one
+    character each, so that offsets are the grammar's) otherwise than bash: no here-document
+    starting there, one whose delimiter line or body end is elsewhere, an error inside it, or the
+    rest of the line read into it?"""
     ours = {node.start_byte: node for node in _heredoc_redirects(root)}
-    text = source.decode("utf-8", "surrogateescape")
-    return any(_misread_one(ours.get(_byte(text, heredoc.start)), text, heredoc) for heredoc in found)
+    return any(_misread_one(ours.get(heredoc.start), raw, heredoc) for heredoc in found)
 
 
-def _misread_one(node: Any, text: str, heredoc: Heredoc) -> bool:
-    if node is None or node.has_error or _end_of(node, text) != heredoc.end_line_start:
+def _misread_one(node: Any, raw: str, heredoc: Heredoc) -> bool:
+    if node is None or node.has_error or _end_of(node, raw) != heredoc.end_line_start:
         return True
-    return _body_cut(node, text, heredoc) or _holds_more(node)
+    return _body_cut(node, heredoc) or _holds_more(node)
 
 
-def _body_cut(node: Any, text: str, heredoc: Heredoc) -> bool:
+def _body_cut(node: Any, heredoc: Heredoc) -> bool:
     """Does the grammar end the body elsewhere than before the delimiter's line (``<<E"O"F``:
     before its last newline)?"""
     body = next((c for c in node.children if c.type == "heredoc_body"), None)
-    return body is not None and bool(heredoc.body) and body.end_byte != _byte(text, heredoc.end_line_start)
+    return body is not None and bool(heredoc.body) and body.end_byte != heredoc.end_line_start
 
 
-def _byte(text: str, at: int) -> int:
-    return len(text[:at].encode("utf-8", "surrogateescape"))
+def decoded(heredoc: Heredoc) -> Heredoc:
+    """``heredoc`` scanned in the script's bytes (one character each), with its texts as the
+    script's text (UTF-8)."""
+    return replace(
+        heredoc,
+        delimiter=_utf8(heredoc.delimiter),
+        body=_utf8(heredoc.body),
+        spelling=_utf8(heredoc.spelling),
+    )
+
+
+def _utf8(raw: str) -> str:
+    return raw.encode("latin-1").decode("utf-8", "surrogateescape")
 
 
 def _holds_more(node: Any) -> bool:
@@ -223,13 +239,10 @@ def _targets(redirect: Any) -> int:
     return sum(redirect.field_name_for_child(i) == "destination" for i in range(redirect.child_count))
 
 
-def _end_of(node: Any, text: str) -> int | None:
-    """Where the grammar puts the line of a here-document's delimiter (as a character offset)."""
+def _end_of(node: Any, raw: str) -> int | None:
+    """Where the grammar puts the line of a here-document's delimiter."""
     end = next((c for c in node.children if c.type == "heredoc_end"), None)
-    if end is None:
-        return None
-    at = len(text.encode("utf-8", "surrogateescape")[: end.start_byte].decode("utf-8", "surrogateescape"))
-    return text.rfind("\n", 0, at) + 1
+    return None if end is None else raw.rfind("\n", 0, end.start_byte) + 1
 
 
 def _heredoc_redirects(node: Any) -> list[Any]:

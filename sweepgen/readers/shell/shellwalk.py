@@ -160,17 +160,13 @@ class Walk:
     def heredocs_read(self, source: bytes, tree: Any) -> tuple[bytes, Any]:
         """Where the grammar reads a here-document otherwise than bash (two on a line, one before
         `;` or `}`), the script rewritten with each one a placeholder (``shellheredoc``), parsed."""
-        text = source.decode("utf-8", "surrogateescape")
-        found = shellheredoc.scan(text)
-        if (
-            not found
-            or "__sweepgen_heredoc_" in text
-            or not shellheredoc.misread(tree.root_node, source, found)
-        ):
+        raw = source.decode("latin-1")  # one character per byte: the scan's offsets are the grammar's
+        found = shellheredoc.scan(raw)
+        if not found or "__sweepgen_heredoc_" in raw or not shellheredoc.misread(tree.root_node, raw, found):
             return source, tree
         first = len(self.heredocs)
-        self.heredocs.update(enumerate(found, first))
-        source = shellheredoc.rewritten(text, found, first).encode("utf-8", "surrogateescape")
+        self.heredocs.update(enumerate(map(shellheredoc.decoded, found), first))
+        source = shellheredoc.rewritten(raw, found, first).encode("latin-1")
         return source, self.parser.parse(source)
 
     def line(self, node: Any) -> int:
