@@ -191,21 +191,23 @@ def misread(root: Any, raw: str, found: list[Heredoc]) -> bool:
     character each, so that offsets are the grammar's) otherwise than bash: no here-document
     starting there, one whose delimiter line or body end is elsewhere, an error inside it, or the
     rest of the line read into it?"""
-    ours = {node.start_byte: node for node in _heredoc_redirects(root)}
-    return any(_misread_one(ours.get(heredoc.start), raw, heredoc) for heredoc in found)
+    return any(_misread_one(_redirect_at(root, heredoc.start), raw, heredoc) for heredoc in found)
 
 
 def _misread_one(node: Any, raw: str, heredoc: Heredoc) -> bool:
     if node is None or node.has_error or _end_of(node, raw) != heredoc.end_line_start:
         return True
-    return _body_cut(node, heredoc) or _holds_more(node)
+    return _body_cut(node, raw, heredoc) or _holds_more(node)
 
 
-def _body_cut(node: Any, heredoc: Heredoc) -> bool:
+def _body_cut(node: Any, raw: str, heredoc: Heredoc) -> bool:
     """Does the grammar end the body elsewhere than before the delimiter's line (``<<E"O"F``:
-    before its last newline)?"""
+    before its last newline; under ``<<-`` it may end after the line's tabs)?"""
     body = next((c for c in node.children if c.type == "heredoc_body"), None)
-    return body is not None and bool(heredoc.body) and body.end_byte != heredoc.end_line_start
+    if body is None or not heredoc.body:
+        return False
+    tabs = raw[heredoc.end_line_start : body.end_byte] if heredoc.strip_tabs else None
+    return body.end_byte != heredoc.end_line_start and not (tabs and tabs.strip("\t") == "")
 
 
 def decoded(heredoc: Heredoc) -> Heredoc:
@@ -245,11 +247,13 @@ def _end_of(node: Any, raw: str) -> int | None:
     return None if end is None else raw.rfind("\n", 0, end.start_byte) + 1
 
 
-def _heredoc_redirects(node: Any) -> list[Any]:
-    found = [node] if node.type == "heredoc_redirect" else []
-    for child in node.children:
-        found += _heredoc_redirects(child)
-    return found
+def _redirect_at(root: Any, at: int) -> Any:
+    """The grammar's here-document redirection starting at byte ``at`` (its ``<<``), if any: found
+    from the leaf there upwards, never by walking the whole tree."""
+    node = root.descendant_for_byte_range(at, at + 2)
+    while node is not None and node.start_byte == at and node.type != "heredoc_redirect":
+        node = node.parent
+    return node if node is not None and node.type == "heredoc_redirect" and node.start_byte == at else None
 
 
 def rewritten(text: str, found: list[Heredoc], first: int) -> str:
