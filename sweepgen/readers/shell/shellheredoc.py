@@ -25,7 +25,8 @@ PLACEHOLDER = "__sweepgen_heredoc_{}__"
 _PLACEHOLDER = re.compile(r"<<<__sweepgen_heredoc_(\d+)__")
 _META = frozenset(" \t\n;&|()<>")
 _WORD_START = frozenset(" \t\n;&|()<>{}")
-_INTERESTING = re.compile(r"[\\'\"`$#(<\n]")
+_INTERESTING = re.compile(r"[\\'\"`$#(<]")
+_INTERESTING_NL = re.compile(r"[\\'\"`$#(<\n]")  # a newline ends a line that opened bodies
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class _Scanner:
         at = 0
         while at < len(self.text):
             # only these characters start what the scan reads: the text between is skipped at once
-            found = _INTERESTING.search(self.text, at)
+            found = (_INTERESTING_NL if self.pending else _INTERESTING).search(self.text, at)
             if found is None:
                 break
             at = self.step(found.start())
@@ -168,14 +169,11 @@ def _after(text: str, close: str, at: int) -> int:
 
 def _after_escaped(text: str, close: str, at: int) -> int:
     """Past a double-quoted or ``$'...'`` string, whose backslash escapes the next character."""
-    while at < len(text):
-        if text[at] == "\\":
-            at += 2
-        elif text[at] == close:
-            return at + 1
-        else:
-            at += 1
-    return len(text)
+    found = _ESCAPED[close].match(text, at)
+    return len(text) if found is None else found.end()
+
+
+_ESCAPED = {close: re.compile(rf"(?:[^{close}\\]|\\.)*{close}", re.S) for close in "\"'"}
 
 
 def _after_arithmetic(text: str, at: int) -> int:
