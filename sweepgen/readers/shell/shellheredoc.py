@@ -189,7 +189,28 @@ def misread(root: Any, raw: str, found: list[Heredoc]) -> bool:
     character each, so that offsets are the grammar's) otherwise than bash: no here-document
     starting there, one whose delimiter line or body end is elsewhere, an error inside it, or the
     rest of the line read into it?"""
-    return any(_misread_one(_redirect_at(root, heredoc.start), raw, heredoc) for heredoc in found)
+    return any(
+        _misread_one(_redirect_at(root, heredoc.start), raw, heredoc)
+        for heredoc in found
+        if not _quoted_there(root, heredoc.start)
+    )
+
+
+def _quoted_there(root: Any, at: int) -> bool:
+    """Does the grammar read byte ``at`` inside a string, comment or here-document body? There the
+    scan, not the grammar, is taken to have lost track of quoting (a `"` in a body inside
+    `"$(cat <<EOF ...)"`): its `<<` is no here-document, and the script is read as before."""
+    node = root.descendant_for_byte_range(at, at + 2)
+    while node is not None:
+        if node.type in _QUOTING:
+            return True
+        node = node.parent
+    return False
+
+
+_QUOTING = frozenset(
+    {"string", "raw_string", "ansi_c_string", "translated_string", "comment", "heredoc_body"}
+)
 
 
 def _misread_one(node: Any, raw: str, heredoc: Heredoc) -> bool:
