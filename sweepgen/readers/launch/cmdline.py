@@ -37,7 +37,7 @@ from typing import Any
 
 import re2
 
-from sweepgen.readers.launch import launcher_spelling, sbatch, slurm_options, srun
+from sweepgen.readers.launch import containers, launcher_spelling, sbatch, slurm_options, srun
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.structured import hydravalue
 
@@ -158,7 +158,7 @@ def _subcommand_launcher(head: str, words: list[Word]) -> tuple[str, int] | None
     """A launcher named by a program and its subcommand (``accelerate launch``, ``uv run``,
     ``ray job submit``) and how many words that takes."""
     second = _text(words[1]) if len(words) > 1 else ""
-    if (head, second) in (("accelerate", "launch"), ("uv", "run")):
+    if (head, second) in (("accelerate", "launch"), ("uv", "run")) or f"{head} {second}" in containers.TABLES:
         return f"{head} {second}", 2
     if head == "ray" and second == "job" and len(words) > 2 and _text(words[2]) == "submit":
         return "ray job submit", 3
@@ -178,6 +178,11 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
                 words, used, srun.OPTIONS, _option_value, stop_at_operand=True
             )
             flags, module = slurm_options.collect(pairs), None
+        elif name in containers.TABLES:
+            read = containers.read(name, words, used, _text, _typed, _part)
+            if read is None:  # an option its table lacks: the words stay the command's
+                return launchers, words
+            (flags, i), module = read, None
         else:
             flags, i, module = _launcher_flags(name, words, used)
         key = _as_written(name, words)

@@ -333,8 +333,7 @@ class Reader(Walk):
                 else:  # bash refuses `X=2 cmd` of a read-only X: cmd runs without it
                     state.setdefault("@refused_env", {})[key] = {"@readonly": given}
             elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
-                found = self.redirect(child, state)
-                heredoc = found or heredoc
+                heredoc = self.own_heredoc(child, state) or heredoc
             elif child.type == "command_name" or field == "argument":
                 words.extend(self.expand(child.named_children[0] if child.type == "command_name" else child))
         words += [
@@ -1078,7 +1077,7 @@ class Reader(Walk):
         if statement is None:
             return None
         for child in statement.named_children:
-            if child.type == "heredoc_redirect":
+            if child.type == "heredoc_redirect" or self.placeholder(child) is not None:
                 field = self.redirect(child, {})
                 if field is not None:
                     return Field(field.text.rstrip("\n"), field.known, field.line)
@@ -1087,10 +1086,21 @@ class Reader(Walk):
     def cat_statement(self, node: Any) -> Any:
         """The one statement of a command substitution when it is a plain ``cat`` with redirects."""
         statements = [c for c in node.named_children if c.type != "comment"]
-        if len(statements) != 1 or statements[0].type != "redirected_statement":
+        if len(statements) != 1:
+            return None
+        if statements[0].type == "command" and self.heredocs:
+            return self.placeholder_cat(statements[0])
+        if statements[0].type != "redirected_statement":
             return None
         body = statements[0].child_by_field_name("body")
         return statements[0] if self.is_cat(body) else None
+
+    def placeholder_cat(self, command: Any) -> Any:
+        """``cat <<<PLACEHOLDER``: a ``cat`` of a here-document the script was rewritten without
+        (``shellheredoc``), if ``command`` is one."""
+        name, *rest = command.named_children
+        redirects = all(child.type.endswith("redirect") for child in rest)
+        return command if rest and redirects and self.raw_text(name) == "cat" else None
 
     def is_cat(self, node: Any) -> bool:
         """A plain ``cat`` command, no arguments: it prints its here-document."""

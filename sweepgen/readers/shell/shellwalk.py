@@ -13,6 +13,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.launch import sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
+from sweepgen.readers.shell import shellheredoc
 from sweepgen.readers.shell.shellbinds import bound_names
 from sweepgen.readers.shell.shelljoin import joined
 from sweepgen.readers.shell.shellrefused import refused
@@ -102,6 +103,11 @@ class Walk:
         self.forgets: dict[str, int] = {}  # name -> how many times the script made it unknown
         self.syntax_error: tuple[int, str] | None = None  # the first line bash refuses (shellrefused)
         self.exit_trap: tuple[str, int, list[str]] | None = None  # `trap CODE EXIT`: (CODE, line, guard)
+        # the here-documents a misread script was rewritten without, by placeholder (shellheredoc)
+        self.heredocs: dict[int, shellheredoc.Heredoc] = {}
+        # the last command of a pipeline or list written with redirections after it (`a | b < f`,
+        # `a && cat <<EOF`), by its place: those redirections are its own, not every part's
+        self.tails: dict[tuple[int, int], dict[str, Any]] = {}
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -136,6 +142,8 @@ class Walk:
             # a continuation inside a word joins it (`--x\\<newline>1` is `--x1`), as bash reads it
             source = joined(text).encode("utf-8", "surrogateescape")
             tree = self.parser.parse(source)
+            if b"<<" in source:
+                source, tree = self.heredocs_read(source, tree)
             self.src = source
             self.offset = line_offset
             found = refused(tree.root_node, source)
@@ -149,10 +157,28 @@ class Walk:
         finally:
             self.depth -= 1
 
+    def heredocs_read(self, source: bytes, tree: Any) -> tuple[bytes, Any]:
+        """Where the grammar reads a here-document otherwise than bash (two on a line, one before
+        `;` or `}`), the script rewritten with each one a placeholder (``shellheredoc``), parsed."""
+        raw = source.decode("latin-1")  # one character per byte: the scan's offsets are the grammar's
+        found = shellheredoc.scan(raw)
+        if not found or "__sweepgen_heredoc_" in raw or not shellheredoc.misread(tree.root_node, raw, found):
+            return source, tree
+        first = len(self.heredocs)
+        self.heredocs.update(enumerate(map(shellheredoc.decoded, found), first))
+        source = shellheredoc.rewritten(raw, found, first).encode("latin-1")
+        return source, self.parser.parse(source)
+
     def line(self, node: Any) -> int:
         return int(node.start_point[0]) + 1 + self.offset
 
     def text(self, node: Any) -> str:
+        """A node's source; a here-document the script was rewritten without (``heredocs_read``)
+        written back, its body with it, so that what is kept as source keeps the body."""
+        raw = self.raw_text(node)
+        return shellheredoc.restored(raw, self.heredocs) if self.heredocs else raw
+
+    def raw_text(self, node: Any) -> str:
         return bytes(self.src[node.start_byte : node.end_byte]).decode("utf-8", "surrogateescape")
 
     def forget(self, name: str) -> None:
@@ -188,8 +214,9 @@ class Walk:
         return {name: _value_text(self.vars[name]) for name in names}
 
     def norm(self, node: Any) -> str:
-        """Normalised source of a node: comments and layout do not count."""
-        return normalise(self.text(node))
+        """Normalised source of a node: comments and layout do not count (a here-document the
+        script was rewritten without shown as written, its body with it)."""
+        return shellheredoc.restored(normalise(self.raw_text(node)), self.heredocs)
 
     # statements ------------------------------------------------------------------------------------
 
@@ -198,6 +225,8 @@ class Walk:
         if kind == "comment":
             self.comment(node)
             return
+        if self.tails:
+            redirects = {**redirects, **self.tails.pop((node.start_byte, node.end_byte), {})}
         self.seen_command = True  # sbatch reads #SBATCH lines only before the first other line
         if self.src.find(b"LINENO", node.start_byte, node.end_byte) >= 0:  # no copy of the text
             # bash's `$LINENO` is the line running now: a statement moved to another line reads
@@ -419,7 +448,13 @@ class Walk:
         parts = node.named_children
         for index, part in enumerate(parts):
             both = part.next_sibling is not None and part.next_sibling.type == "|&"
-            state = {**redirects, "@stderr": "stdout"} if both else redirects
+            # each part's output goes down the pipe, and the next reads it: `a | b` is never `a; b`
+            # (a part's own redirections, applied after, win, as bash performs them)
+            state = {**redirects, **({"@stdin": "pipe"} if index else {})}
+            if index < len(parts) - 1:
+                state["@stdout"] = "pipe"
+            if both:
+                state["@stderr"] = state["@stdout"]
             if index < len(parts) - 1 or self.lastpipe is False:
                 self.isolated([part], when, state)
             else:  # where lastpipe may be set, what the last part binds is not known after it
@@ -549,9 +584,25 @@ class Walk:
         if body.type == "declaration_command":
             self.command(body, when, state, heredoc)
             return
+        if body.type in ("pipeline", "list"):
+            self.redirected_tail(node, body, when, redirects)
+            return
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         self.statement(body, when, state)
+
+    def redirected_tail(self, node: Any, body: Any, when: list[str], redirects: dict[str, Any]) -> None:
+        """``a | b < f``, ``a && cat <<EOF``: the grammar hangs the redirections on the pipeline or
+        list, bash gives them to its last command only."""
+        own: dict[str, Any] = {}
+        heredoc = self.redirections(node, body, own)
+        if heredoc is not None:
+            own["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
+        last = body
+        while last.type in ("pipeline", "list") and last.named_children:
+            last = last.named_children[-1]
+        self.tails[(last.start_byte, last.end_byte)] = own
+        self.statement(body, when, redirects)
 
     def words_among_redirects(self, node: Any, body: Any) -> tuple[Any, ...] | None:
         """The command's words written among its redirections, in order. The grammar reads `cmd >
@@ -592,8 +643,16 @@ class Walk:
         heredoc: Field | None = None
         for child in node.children:
             if child is not body and child.is_named:
-                heredoc = self.redirect(child, state) or heredoc
+                heredoc = self.own_heredoc(child, state) or heredoc
         return heredoc
+
+    def own_heredoc(self, node: Any, state: dict[str, Any]) -> Field | None:
+        """Apply one redirection; a here-document replaces the stdin written before it (a pipe's,
+        a loop's), and a later ``< f`` replaces it in turn."""
+        found = self.redirect(node, state)
+        if found is not None:
+            state.pop("@stdin", None)
+        return found
 
     def heredoc_text(self, raw: str) -> tuple[str, bool]:
         """An unquoted here-document's body, expanded (``shellinterp.Reader`` knows IFS)."""
@@ -613,6 +672,22 @@ class Walk:
             while begin > 0 and self.src[begin - 1 : begin] in (b" ", b"\t"):
                 begin -= 1
         return bytes(self.src[begin : body.end_byte]).decode("utf-8", "surrogateescape")
+
+    def placeholder(self, node: Any) -> shellheredoc.Heredoc | None:
+        """The here-document a ``<<<`` placeholder stands for (``heredocs_read``), if it is one."""
+        if not self.heredocs:
+            return None
+        words = [c for c in node.named_children if not c.type.endswith("redirect")]
+        number = shellheredoc.placeholder_number(self.raw_text(words[0])) if len(words) == 1 else None
+        return self.heredocs.get(number) if number is not None else None
+
+    def heredoc_field(self, here: shellheredoc.Heredoc, node: Any) -> Field:
+        """A here-document's body as the command reads it: as written where its delimiter is
+        quoted, else expanded."""
+        text, known = (here.body, True) if here.quoted else self.heredoc_text(here.body)
+        if not known:
+            self.opaque = True
+        return Field(text, known, self.line(node))
 
     def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # noqa: C901, PLR0912 - one branch per redirection form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""
@@ -635,6 +710,9 @@ class Walk:
                 self.opaque = True
             return Field(text, known, self.line(node))
         if node.type == "herestring_redirect":
+            here = self.placeholder(node)
+            if here is not None:
+                return self.heredoc_field(here, node)
             words = [f for c in node.named_children for f in self.expand(c)]
             state["@stdin"] = self.value(Field(" ".join(f.text for f in words), all(f.known for f in words)))
             return None

@@ -1,0 +1,55 @@
+"""Container wrappers (`apptainer exec`, `singularity exec`, `enroot start`) are peeled off like
+`srun` and `torchrun`: the program inside is compared as a program, the wrapper's options (read
+by its own option table, sweepgen/readers/launch/containers.py) and image under `@launcher`."""
+
+from __future__ import annotations
+
+import pytest
+
+from sweepgen.readers.compare import compare
+from sweepgen.readers.shell.shellconfig import read_shell
+
+
+def _commands(script: str) -> dict:
+    return read_shell(script + "\n").data["commands"]
+
+
+def _changes(one: str, two: str, tmp_path) -> list[str]:
+    (tmp_path / "a.sh").write_text(one + "\n")
+    (tmp_path / "b.sh").write_text(two + "\n")
+    return [change.dotted for change in compare(str(tmp_path / "a.sh"), str(tmp_path / "b.sh")).changes]
+
+
+@pytest.mark.parametrize("wrapper", ["apptainer exec --nv", "singularity exec -e", "enroot start --rw"])
+def test_the_program_inside_a_container_is_read_as_a_program(wrapper):
+    command = _commands(f"{wrapper} img.sif python t.py --lr 1")["t.py"]
+    launcher = wrapper.rsplit(" ", 1)[0]
+    assert command["--lr"] == 1 and command["@launcher"][launcher]["@image"] == "img.sif"
+
+
+def test_a_value_option_takes_the_next_word_and_a_switch_none():
+    # `--nv` takes no value: the image is not swallowed (it was: `--nv: [img.sif, python, t.py]`)
+    one = _commands("apptainer exec --nv -B /a:/a img.sif python t.py")["t.py"]["@launcher"]["apptainer exec"]
+    assert one == {"--nv": True, "--bind": "/a:/a", "@image": "img.sif"}
+    # pflag's spellings of one option are one option; switches bundle, a value may be attached
+    for spelled in ("--bind=/a -e", "-B/a --cleanenv", "-B=/a -e", "-eB /a", "-eB/a"):
+        got = _commands(f"apptainer exec {spelled} img.sif python t.py")["t.py"]["@launcher"][
+            "apptainer exec"
+        ]
+        assert got == {"--bind": "/a", "--cleanenv": True, "@image": "img.sif"}, spelled
+
+
+def test_edits_inside_and_around_the_container_are_changes(tmp_path):
+    base = "apptainer exec --nv img.sif python t.py --lr 1"
+    assert _changes(base, base.replace("--lr 1", "--lr 2"), tmp_path) == ['commands["t.py"].--lr']
+    assert _changes(base, base.replace("img.sif", "img2.sif"), tmp_path)
+    assert _changes(base, base.replace("--nv ", ""), tmp_path)
+    assert _changes(base, base.replace("--nv", "--nv -B /data"), tmp_path)
+    assert _changes(base, base.replace("apptainer", "singularity"), tmp_path)
+
+
+def test_a_line_with_an_option_the_table_lacks_is_not_peeled():
+    # reading an unknown option as a switch (or as taking a value) could take the image for a
+    # value or the reverse: the words stay the command's, compared as before
+    assert "t.py" not in _commands("apptainer exec --brand-new img.sif python t.py --lr 1")
+    assert "t.py" not in _commands("enroot start -x img python t.py")

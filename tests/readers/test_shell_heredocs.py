@@ -1,0 +1,141 @@
+"""Here-documents and pipes read as bash reads them, held against bash itself: two here-documents
+on one line, one before `;`, `}` or `|`, quoted delimiters, and what a pipe connects. Each pair
+below is one bash runs differently (a stub `python` prints the words it gets and what it reads on
+stdin): `sweepgen diff` must never call the two equal."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sweepgen.readers.compare import compare
+from sweepgen.readers.shell.shellconfig import read_shell
+
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+
+_STUB = "python() { printf '<%s>' \"$@\"; echo; echo '[stdin]'; cat; echo '[/stdin]'; }\n"
+
+
+def _bash_sees(script: str, folder: Path) -> str:
+    (folder / "s.sh").write_text(_STUB + script)
+    run = subprocess.run(
+        [BASH, str(folder / "s.sh")],  # type: ignore[list-item]
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=folder,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    return f"{run.stdout}rc={run.returncode}"
+
+
+def _changes(one: str, two: str) -> list[str]:
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "a.sh").write_text(one)
+        (Path(folder) / "b.sh").write_text(two)
+        return [change.dotted for change in compare(f"{folder}/a.sh", f"{folder}/b.sh").changes]
+
+
+PAIRS = [
+    # two here-documents on one line: bash reads both bodies after the line, the last is stdin
+    ("cat <<A <<B\nx\nA\ny\nB\n", "cat <<A <<B\nx\nA\nz\nB\n"),
+    ("python t.py <<A; cat <<B\nx\nA\ny\nB\n", "python t.py <<A; cat <<B\nq\nA\ny\nB\n"),
+    ("python t.py <<A && python t.py <<B\nx\nA\ny\nB\n", "python t.py <<A && python t.py <<B\nx\nA\nw\nB\n"),
+    # a here-document inside a group (the grammar read the statement as an error, its body skipped)
+    ("{ cat <<EOF; } > out\nhello\nEOF\ncat out\n", "{ cat <<EOF; } > out\nhellp\nEOF\ncat out\n"),
+    # words after the delimiter (the grammar read them inside the here-document, as text)
+    ("python t.py --a 1 <<EOF --b 2\nEOF\n", "python t.py --a 1 <<EOF --b 2\n# c\nEOF\n"),
+    # the delimiter is a whole line: `\tEOF` is body where the delimiter is `EOF` (not `<<-`)
+    (
+        'X=$(cat <<"EOF"\n\tEOF\nEOF\n)\npython t.py "$X"\n',
+        'X=$(cat <<"EOF"\n\tEOF\n# c\nEOF\n)\npython t.py "$X"\n',
+    ),
+    ('cat <<E"O"F\n$x\nEOF\n', "cat <<EOF\n$x\nEOF\n"),  # a quoted delimiter: the body as written
+    # text past ASCII before and in the bodies (the scan's offsets are the grammar's bytes)
+    ("echo é; cat <<A <<B\nxé\nA\nyü\nB\n", "echo é; cat <<A <<B\nxé\nA\nyö\nB\n"),
+    # a pipe connects two programs: never the two run one after the other
+    ("python t.py | python e.py\n", "python t.py; python e.py\n"),
+    (
+        "python t.py <<'END' | cat <<\"EOF\"\nEND\nx\nEOF\n",
+        "python t.py <<'END'; cat <<\"EOF\"\nEND\nx\nEOF\n",
+    ),
+    # the redirections after a pipeline or list are its last command's
+    ("echo a > in\necho b | python t.py < in\n", "echo a > in\necho b < in | python t.py\n"),
+    ("echo a > in\npython e.py < in && python t.py\n", "echo a > in\npython e.py && python t.py < in\n"),
+]
+
+
+@needs_bash
+@pytest.mark.parametrize(("one", "two"), PAIRS)
+def test_scripts_bash_runs_differently_are_never_equal(one, two, tmp_path):
+    assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)
+    assert _changes(one, two)
+
+
+SAME = [
+    # spellings bash reads alike
+    ("{ cat <<EOF; } > out\nhello\nEOF\n", "cat <<EOF > out\nhello\nEOF\n"),
+    ('cat <<E"O"F\n$x\nEOF\n', "cat <<'EOF'\n$x\nEOF\n"),
+    ('cat <<"E"OF\n$x\nEOF\n', "cat <<\\EOF\n$x\nEOF\n"),
+    ("python t.py <<A; cat <<B\nx\nA\ny\nB\n", "python t.py <<A\nx\nA\ncat <<B\ny\nB\n"),
+    ("python t.py |& tee log\n", "python t.py 2>&1 | tee log\n"),
+]
+
+
+@needs_bash
+@pytest.mark.parametrize(("one", "two"), SAME)
+def test_spellings_bash_runs_alike_are_equal(one, two, tmp_path):
+    assert _bash_sees(one, tmp_path) == _bash_sees(two, tmp_path)
+    assert _changes(one, two) == []
+
+
+def test_a_here_document_after_a_pipe_is_its_last_commands_stdin():
+    data = read_shell("echo a | cat <<EOF\nx\nEOF\n").data["commands"]
+    assert data["cat"]["@stdin"] == "x\n" and data["echo"]["@stdout"] == "pipe"
+    assert "@stdin" not in data["echo"]
+
+
+_DELIMITERS = ["EOF", "'EOF'", '"EOF"', 'E"O"F', '"E"OF', "\\EOF", "END"]
+_LINES = ["x", "$X", "\t  a", "", "EOF ", "\tEOF", "# c", "END", "\\$X"]
+_FORMS = [
+    "python t.py <<{0}",
+    "cat <<{0} <<{1}",
+    "python t.py <<{0}; cat <<{1}",
+    "{{ python t.py <<{0}; }}",
+    "python t.py <<{0} && cat <<{1}",
+    "cat <<{0} | python t.py",
+    "python t.py <<{0} --b 2",
+    "python t.py <<{0} | cat <<{1}",
+    "python t.py <<-{0}",
+]
+
+
+def _word(delimiter: str) -> str:
+    return delimiter.replace('"', "").replace("'", "").replace("\\", "")
+
+
+@st.composite
+def _scripts(draw):
+    form = draw(st.sampled_from(_FORMS))
+    delimiters = [draw(st.sampled_from(_DELIMITERS)) for _ in range(2)]
+    script = draw(st.sampled_from(["", "X=1\n", "export X=1\n"])) + form.format(*delimiters) + "\n"
+    for index in (0, 1) if "{1}" in form else (0,):
+        lines = draw(st.lists(st.sampled_from(_LINES), max_size=3))
+        script += "".join(line + "\n" for line in lines) + _word(delimiters[index]) + "\n"
+    return script + "python t.py --end\n"
+
+
+@needs_bash
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(one=_scripts(), two=_scripts())
+def test_here_documents_bash_feeds_differently_are_never_equal(one, two, tmp_path):
+    if _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path):
+        assert _changes(one, two), (one, two)
