@@ -27,8 +27,11 @@ STUB = r"""
 const fs = require("fs");
 const vm = require("vm");
 class Node {
-  constructor(tag) { this.tag = tag; this.children = []; this.attrs = {}; this.textContent = ""; this.dataset = {};
-    this.classList = { add() {} }; this.style = {}; this.hidden = false; this.checked = true; this.value = ""; }
+  constructor(tag) {
+    this.tag = tag; this.children = []; this.attrs = {}; this.textContent = ""; this.dataset = {};
+    this.classList = { add() {} }; this.style = {}; this.hidden = false; this.checked = true;
+    this.value = "";
+  }
   appendChild(c) { this.children.push(c); return c; }
   replaceChildren(...c) { this.children = c; }
   setAttribute(k, v) { this.attrs[k] = v; }
@@ -38,13 +41,19 @@ class Node {
 const ids = {};
 const data = fs.readFileSync(process.argv[3], "utf8");
 const document = {
-  getElementById(id) { if (id === "report-data") return { textContent: data }; return (ids[id] = ids[id] || new Node(id)); },
+  getElementById(id) {
+    if (id === "report-data") return { textContent: data };
+    return (ids[id] = ids[id] || new Node(id));
+  },
   createElement(tag) { return new Node(tag); },
   createTextNode(t) { return { textContent: t }; },
   body: new Node("body"),
 };
-const context = { document, Plotly: { react() {} }, IntersectionObserver: class { observe() {} }, performance, JSON, Object, Math, Number, String, Array, Infinity };
-try { vm.runInNewContext(fs.readFileSync(process.argv[2], "utf8"), context); } catch (e) { /* views past the table */ }
+const context = { document, Plotly: { react() {} }, IntersectionObserver: class { observe() {} },
+  performance, JSON, Object, Math, Number, String, Array, Infinity };
+try {
+  vm.runInNewContext(fs.readFileSync(process.argv[2], "utf8"), context);
+} catch (e) { /* the views past the table */ }
 const rows = [];
 function walk(n) {
   if (n.tag === "tr") rows.push(n.children.map((c) => c.textContent));
