@@ -54,27 +54,33 @@ def _looks_means(
     """Each group the looks ran (an arm they tested, the baseline) with the t interval of its mean
     at ``sequential.mean_level`` for its seeds, and the sentence saying so; as it is without a
     schedule (a record of another comparison) or an arm the record holds."""
-    ran = {statistics.baseline, *decided}
-    if schedule is None or not any(name in decided for name in (g.name for g in statistics.groups)):
+    if schedule is None or not any(g.name in decided for g in statistics.groups):
         return statistics, []
+    ran = {statistics.baseline, *decided}
     groups, widened = [], []
     for g in statistics.groups:
-        if g.name not in ran or g.sd is None or g.low is None or g.n < 2:
-            groups.append(g)
-            continue
-        level = sequential.mean_level(schedule, g.n)
-        groups.append(_mean_at(g, level, statistics.methods))
-        widened.append(f"{g.name} {level:.2%} ({g.n} seeds)")
+        level = sequential.mean_level(schedule, g.n) if _widened(g, ran) else None
+        groups.append(g if level is None else _mean_at(g, level, statistics.methods))
+        widened += [] if level is None else [f"{g.name} {level:.2%} ({g.n} seeds)"]
     if not widened:
         return statistics, []
-    return replace(statistics, groups=tuple(groups)), [
+    return replace(statistics, groups=tuple(groups)), [_means_sentence(widened)]
+
+
+def _widened(g: stats.GroupStats, ran: set[str | None]) -> bool:
+    """A group the looks ran, with an interval of its own to widen (two runs or more, a spread)."""
+    return g.name in ran and g.sd is not None and g.low is not None and g.n >= 2
+
+
+def _means_sentence(widened: list[str]) -> str:
+    return (
         "the mean intervals of the groups the looks ran are t intervals at the looks' levels, "
         + ", ".join(widened)
         + f": each at 1 - the share of {1 - stats.LEVEL:.0%} spent at the look its seeds stopped at, so "
         f"whichever look stopped a group its interval covers its mean at least {stats.LEVEL:.0%} of the "
         "time (the union bound over looks); a fixed-n 95% interval on the seeds the looks chose covers "
         "less (93.9% measured: benchmarks/RESULTS.md §36)"
-    ]
+    )
 
 
 def _mean_at(g: stats.GroupStats, level: float, methods: stats.Methods) -> stats.GroupStats:
