@@ -19,6 +19,8 @@ Parts (``--part``):
 - ``min``: a min-is-better metric, arms alike, unequal seeds and spreads: false verdicts;
 - ``at_best``: `--at best`, the max over a run's 20 evaluations: arms of the same true curve, the
   same or another eval noise: false verdicts (the report warns that the value is biased);
+- ``importance``: a 3 x 3 grid at 3 seeds, one parameter moving the metric and one doing nothing:
+  how often importance.matters calls each (normal and lognormal noise, runs lost, a seed effect);
 - ``family``: two metrics reported one after the other (two `report --metric` runs), their run noise
   correlated 0.5, every arm null: how often either report calls an arm.
 
@@ -203,7 +205,34 @@ def _family(reps: int) -> None:
         print(f"{n} | {arms} | {either / reps:.2%} ({each / reps:.2%})")
 
 
+def _importance(reps: int) -> None:
+    from sweepgen.run.report.stats import importance
+
+    rng = np.random.default_rng(91)
+    grid = np.array([(a, b) for a in (1, 2, 3) for b in (1, 2, 3) for _ in range(3)], dtype=float)
+    print("case | lr called 'matters' | beta (does nothing) called")
+    cases = (
+        ("normal, lr 1 sd a level", lambda: 1.0 * grid[:, 0] + rng.normal(size=len(grid)), None),
+        (
+            "lognormal(1.5) noise, lr 1 a level",
+            lambda: 1.0 * grid[:, 0] + rng.lognormal(0, 1.5, len(grid)),
+            None,
+        ),
+        ("normal, a third of the runs lost", lambda: 1.0 * grid[:, 0] + rng.normal(size=len(grid)), 0.33),
+        ("a seed effect shared by every config", lambda: grid[:, 0] + np.tile(rng.normal(0, 2, 3), 9), None),
+    )
+    for name, draw, lost in cases:
+        called = np.zeros(2)
+        for _ in range(reps):
+            y = draw()
+            keep = rng.uniform(size=len(grid)) > lost if lost else np.ones(len(grid), dtype=bool)
+            p = importance.matters(np, grid[keep], y[keep])
+            called += [q is not None and q < importance.ALPHA for q in p]
+        print(f"{name} | {called[0] / reps:.2%} | {called[1] / reps:.2%}")
+
+
 PARTS = {
+    "importance": _importance,
     "best": _best,
     "stopped": _stopped,
     "paired": _paired,
