@@ -154,7 +154,7 @@ def test_a_best_beside_a_group_of_one_run_is_not_called_the_best():
 
 def test_calling_the_best_errs_at_most_alpha_where_two_groups_tie_at_the_top():
     # the worst case for "better than every other": two groups alike at the top, the others far
-    # below (benchmarks/bench_stats_round10.py --part best: 2.3-4.6% at 3-5 seeds, 2,000 sweeps)
+    # below (benchmarks/bench_stats_round10.py --part best: 1.3-4.65% at 2-5 seeds, 2,000 sweeps)
     rng = np.random.default_rng(5)
     wrong = 0
     for _ in range(120):
