@@ -64,3 +64,13 @@ def test_the_note_and_importance_csv_carry_the_test():
     rows = {r["parameter"]: r for r in csv.DictReader(io.StringIO(result.csv_text()))}
     assert float(rows["lr"]["matters_p_holm"]) == pytest.approx(lr)
     assert float(rows["beta"]["matters_p_holm"]) == pytest.approx(beta)
+
+
+def test_a_sweep_of_one_parameter_is_tested_over_all_its_runs():
+    # no other parameter: every run is alike in the others, one stratum
+    x = np.array([[1.0], [1.0], [2.0], [2.0], [3.0], [3.0]] * 2)
+    y = x[:, 0] * 10 + np.tile([0.0, 0.1], 6)
+    (p,) = imp.matters(np, x, y)
+    assert p is not None and p < imp.ALPHA
+    (flat,) = imp.matters(np, x, np.ones(len(x)))  # every score equal: nothing to find
+    assert flat == 1.0
