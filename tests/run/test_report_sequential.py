@@ -267,3 +267,37 @@ def test_a_report_of_another_metric_says_its_seeds_were_chosen_by_the_looks(tmp_
     assert "the seeds each group ran were chosen by those looks" in line
     assert "a test family of their own" in line
     assert report_lines(tmp_path, "eval_acc", "final", "max", "base")[0].startswith("sequential test")
+
+
+def test_the_group_means_the_looks_ran_get_the_looks_level_not_a_fixed_n_95():
+    # a fixed-n 95% t interval of a group mean on the seeds the looks chose covered 93.85% (an arm
+    # stopped early because its seeds landed far: RESULTS.md §36); each group the looks ran now gets
+    # the t interval at 1 - the share of 5% spent at the look its seeds stopped at (the union bound
+    # over looks), said in a sentence; a group the looks did not run keeps its 95% one
+    from sweepgen.run.report.stats import sequential_table
+
+    values = {
+        "base": [0.0, 0.1, 3.0, 2.0, 2.5, 1.5, 3.0, 2.0, 2.5, 2.0],
+        "arm": [2.0, 2.1, *[2.0] * 8],
+        "same": [0.1, 0.0, 2.5, 3.0, 2.0, 2.0, 1.5, 2.5, 3.0, 2.0],
+    }
+    schedule = sq.Schedule(1, 10)
+    out = sq.simulate(values, "base", schedule)
+    assert out.seeds == {"base": 10, "arm": 2, "same": 10}
+    groups = [(g, v[: out.seeds[g]]) for g, v in values.items()] + [("other", [1.0, 1.5, 1.2])]
+    fixed = stats.compare(groups, baseline="base", mode="max")
+    table, notes = sequential_table.adjusted(fixed, out.verdicts, None, schedule)
+    got = {g.name: g for g in table.groups}
+    shares = dict(zip(schedule.looks, schedule.alphas))
+    for name, n in (("arm", 2), ("base", 10), ("same", 10)):
+        level = 1 - shares[n]
+        assert (got[name].low, got[name].high) == pytest.approx(stats.t_mean(values[name][:n], level))
+        assert got[name].interval == f"t at {level:.2%} (the looks')"
+        assert f"{name} {level:.2%} ({n} seeds)" in notes[-1]
+    assert got["other"] == {g.name: g for g in fixed.groups}["other"]  # not run by the looks
+    assert "covers its mean at least 95% of the time (the union bound over looks)" in notes[-1]
+    # the shares sum to the 5%: the union bound's total
+    assert sum(1 - sq.mean_level(schedule, n) for n in schedule.looks) == pytest.approx(0.05)
+    assert sq.mean_level(schedule, 11) == pytest.approx(1 - min(schedule.alphas))  # no such look
+    # a record of another comparison (no schedule): as before
+    assert sequential_table.adjusted(fixed, out.verdicts)[0].groups == fixed.groups

@@ -25,7 +25,9 @@ def _top_covers(rng: np.random.Generator, k: int, n: int) -> tuple[bool, bool]:
     return best.low <= 0 <= best.high, low <= 0 <= high
 
 
-def test_the_best_of_twenty_groups_gets_an_interval_that_covers():
+def test_the_best_of_twenty_groups_gets_an_interval_that_covers(monkeypatch):
+    # the interval alone: the test of the best against the 19 others (below) is not this test's
+    monkeypatch.setattr(winner, "_is_it_best", lambda *_: "")
     rng = np.random.default_rng(0)
     covers = np.array([_top_covers(rng, 20, 5) for _ in range(300)])
     own, held = covers.mean(axis=0)
@@ -117,3 +119,46 @@ def test_the_best_of_runs_of_one_seed_each_is_said_optimistic_and_without_interv
     make_shaping(cli_cwd)
     shaping, _ = compare_shaping(cli_cwd)
     assert "whose mean is" in shaping and "the only run of its configuration" not in shaping
+
+
+def test_the_best_mean_is_called_the_best_only_where_it_beats_every_other_group():
+    # "X has the best mean" beside overlapping intervals and no baseline ran no test: read as "X is
+    # the best configuration" it was a verdict with no error rate. The report now tests the best
+    # against each other group (Holm) and says "the best" only where it beats every one
+    overlapping = [("a", [0.50, 0.62, 0.55]), ("b", [0.48, 0.60, 0.52]), ("c", [0.1, 0.12, 0.15])]
+    statistics = stats.compare(overlapping, baseline=None, mode="max")
+    (said,) = winner.sentence(statistics, dict(overlapping))
+    assert said.startswith("a has the best mean of 3 groups")
+    assert "it is not shown better than b (" in said and "these seeds do not tell which group is best" in said
+    assert "a against each of the other 2, Holm, alpha 0.05" in said
+    apart = [("a", [0.90, 0.92, 0.91]), ("b", [0.48, 0.50, 0.52]), ("c", [0.1, 0.12, 0.15])]
+    statistics = stats.compare(apart, baseline=None, mode="max")
+    (said,) = winner.sentence(statistics, dict(apart))
+    assert "it is better than every other group (" in said and "not shown" not in said
+
+
+def test_a_min_is_better_metrics_best_is_tested_in_its_direction():
+    groups = [("a", [0.90, 0.92, 0.91]), ("b", [0.48, 0.50, 0.52]), ("c", [0.1, 0.12, 0.15])]
+    statistics = stats.compare(groups, baseline=None, mode="min")
+    (said,) = winner.sentence(statistics, dict(groups))
+    assert said.startswith("c has the best mean") and "it is better than every other group" in said
+
+
+def test_a_best_beside_a_group_of_one_run_is_not_called_the_best():
+    # one run has no spread to test: the best cannot be shown better than it
+    groups = [("a", [0.90, 0.92, 0.91]), ("b", [0.2]), ("c", [0.1, 0.12, 0.15])]
+    statistics = stats.compare(groups, baseline=None, mode="max")
+    (said,) = winner.sentence(statistics, dict(groups))
+    assert "it is not shown better than b (" in said
+
+
+def test_calling_the_best_errs_at_most_alpha_where_two_groups_tie_at_the_top():
+    # the worst case for "better than every other": two groups alike at the top, the others far
+    # below (benchmarks/bench_stats_round10.py --part best: 1.3-4.65% at 2-5 seeds, 2,000 sweeps)
+    rng = np.random.default_rng(5)
+    wrong = 0
+    for _ in range(120):
+        groups = [(n, list(rng.normal(mu, 1.0, 4))) for n, mu in (("a", 0), ("b", 0), ("c", -30))]
+        (said,) = winner.sentence(stats.compare(groups, baseline=None, mode="max"), dict(groups))
+        wrong += "better than every other group" in said
+    assert wrong / 120 <= 0.1

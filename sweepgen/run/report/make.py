@@ -286,7 +286,12 @@ def _after_looks(
     decided = sequential_record.decided(*compared_as)
     if decided is None:
         return statistics, []
-    return sequential_table.adjusted(statistics, decided, sequential_record.intervals(*compared_as))
+    return sequential_table.adjusted(
+        statistics,
+        decided,
+        sequential_record.intervals(*compared_as),
+        sequential_record.schedule(*compared_as),
+    )
 
 
 def _missing_libraries(request: Request, warnings: list[str]) -> list[str]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from sweepgen import escape
 from sweepgen.errors import UserError
+from sweepgen.run.report.stats import verdicts
 
 TREES = 100
 REPEATS = 10
@@ -89,14 +90,27 @@ class Importance:
     held_out_r2: float  # out-of-bag R² of the forest: near or below 0, it explains nothing
     runs: int
     method: str = METHOD
+    # per parameter, the Holm-adjusted p of whether it matters at all (``matters``); None: no test
+    # (no two runs alike in every other parameter with two of its values)
+    matters: tuple[tuple[str, float | None], ...] = ()
 
     @property
     def note(self) -> str | None:
         """The plain sentence a reader needs before the bars: why the numbers cannot carry weight, and
         at every size that the intervals are no calibrated confidence intervals (measured at 27-90 runs:
         a do-nothing parameter's interval lay above 0 in 1 sweep in 6 to 1 in 16, where a 95% interval's
-        would in 1 in 40; below ``ROUGH_RUNS`` a "rough" alone once let them pass as one)."""
-        return f"{self._why()}; {UNCALIBRATED}"
+        would in 1 in 40; below ``ROUGH_RUNS`` a "rough" alone once let them pass as one); then the
+        calibrated answer to "does it matter" where there is one (``matters``)."""
+        return f"{self._why()}; {UNCALIBRATED}" + self._matters_words()
+
+    def _matters_words(self) -> str:
+        if not self.matters:
+            return ""
+        said = [_matters_word(path, p) for path, p in self.matters]
+        return (
+            f". Whether each parameter matters at all (a calibrated test: {MATTERS_METHOD}, Holm over the "
+            f"{len(self.matters)}, alpha {ALPHA:g}): " + "; ".join(said)
+        )
 
     def _why(self) -> str:
         if self.runs < FEW_RUNS:
@@ -131,24 +145,82 @@ class Importance:
                 "share_high",
                 "r2_drop_mean",
                 "r2_drop_std",
+                "matters_p_holm",
                 "held_out_r2",
                 "runs",
                 "method",
             ]
         )
+        tested = dict(self.matters)
         for r in self.rows:
+            p = tested.get(r.path)
             writer.writerow(
                 [
                     escape.csv_cell(r.path),  # a config path is data, never a spreadsheet formula
-                    *(
-                        f"{v:.6g}"
-                        for v in (r.share, r.low, r.high, r.drop_mean, r.drop_std, self.held_out_r2)
-                    ),
+                    *(f"{v:.6g}" for v in (r.share, r.low, r.high, r.drop_mean, r.drop_std)),
+                    "" if p is None else f"{p:.6g}",  # empty: no test (Importance.matters)
+                    f"{self.held_out_r2:.6g}",
                     self.runs,
                     self.method,
                 ]
             )
         return buf.getvalue()
+
+
+ALPHA = 0.05
+SHUFFLES = 999  # the permutation test's shuffles: p is at least 1/1000
+MATTERS_METHOD = (
+    f"its values shuffled {SHUFFLES} times among runs alike in every other parameter, the statistic "
+    "the spread of its values' mean scores within them; exact for a parameter that does nothing"
+)
+
+
+def _matters_word(path: str, p: float | None) -> str:
+    if p is None:
+        return f"{path}: no test (no runs alike in every other parameter at two of its values)"
+    if p < ALPHA:
+        return f"{path} matters (p {p:.3g})"
+    return f"{path}: no evidence it matters (p {p:.3g})"
+
+
+def matters(np: Any, x: Any, y: Any, seed: int = SEED) -> list[float | None]:
+    """Per parameter (column of ``x``), the Holm-adjusted p of a permutation test of "it does
+    nothing": its column shuffled within the runs alike in every other column (a stratum), the
+    statistic the between-value sum of squares of ``y`` within strata. Under that null the runs of a
+    stratum are exchangeable over the parameter's values, so p is exact whatever the metric's shape
+    and however unbalanced the grid (runs lost); a seed shared across the stratum's runs makes it
+    conservative. The forest's shares and their intervals over refits are no such test (a
+    do-nothing parameter's interval above 0 in 1 sweep in 6 to 16). None: no stratum holds two of
+    its values (a random search's sampled axes), so nothing can be tested."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    raw = [_permutation_p(np, rng, x, y, j) for j in range(x.shape[1])]
+    return verdicts.holm(raw)
+
+
+def _permutation_p(np: Any, rng: Any, x: Any, y: Any, j: int) -> float | None:
+    others = np.delete(x, j, axis=1)
+    _, strata = np.unique(others, axis=0, return_inverse=True)
+    strata = strata.reshape(-1)
+    _, level = np.unique(x[:, j], return_inverse=True)
+    level = level.reshape(-1)
+    cells = strata * (int(level.max()) + 1) + level
+    if len(np.unique(cells)) == len(np.unique(strata)):  # one value per stratum: nothing to compare
+        return None
+    width = int(level.max()) + 1
+    cells_n = (int(strata.max()) + 1) * width
+    order = np.argsort(strata, kind="stable")
+    # every shuffle at once: each row sorts the runs by stratum, then at random within a stratum
+    shuffled = np.argsort(strata[None, :] + rng.random((SHUFFLES, len(y))), axis=1)
+    levels = np.empty((SHUFFLES + 1, len(y)), dtype=level.dtype)
+    levels[0] = level
+    levels[1:, order] = level[shuffled]
+    code = (strata * width)[None, :] + levels + cells_n * np.arange(SHUFFLES + 1)[:, None]
+    sums = np.bincount(code.ravel(), weights=np.tile(y, SHUFFLES + 1), minlength=cells_n * (SHUFFLES + 1))
+    counts = np.bincount(code.ravel(), minlength=cells_n * (SHUFFLES + 1))
+    ratio = np.divide(sums**2, counts, out=np.zeros_like(sums), where=counts > 0)
+    stat = ratio.reshape(SHUFFLES + 1, cells_n).sum(axis=1)
+    hits = int(np.sum(stat[1:] >= stat[0] - 1e-9 * max(1.0, abs(float(stat[0])))))
+    return (1 + hits) / (SHUFFLES + 1)
 
 
 def params_of(values: Sequence[Mapping[str, Any]], paths: Sequence[str]) -> list[Param]:
@@ -190,7 +262,10 @@ def compute(
         Row(p.path, float(sh), float(lo), float(hi), float(m), float(sd))
         for p, sh, lo, hi, m, sd in zip(params, shares, low, high, drops.mean(axis=1), drops.std(axis=1))
     ]
-    return Importance(tuple(sorted(rows, key=lambda r: -r.share)), float(forest.oob_score_), len(scores))
+    tested = tuple(zip((p.path for p in params), matters(np, x, y)))
+    return Importance(
+        tuple(sorted(rows, key=lambda r: -r.share)), float(forest.oob_score_), len(scores), matters=tested
+    )
 
 
 def _column(p: Param, values: Sequence[Mapping[str, Any]]) -> list[float]:

@@ -94,6 +94,18 @@ class Schedule:
         return tuple(b - a for a, b in zip([0.0, *cumulative[:-1]], cumulative))
 
 
+def mean_level(schedule: Schedule, n: int, level: float = stats.LEVEL) -> float:
+    """The level of the t interval of a group mean on the ``n`` seeds the looks gave it: 1 - the
+    share of ``1 - level`` the schedule spends at the look after ``n`` seeds (the smallest share
+    where no look had ``n``: a group that lost runs). Whichever look stopped a group, its interval
+    then misses with at most the sum of the shares, ``1 - level`` (the union bound over looks, as
+    for the difference intervals): a fixed-n 95% interval on the seeds the looks chose covered
+    93.85-95.55% (benchmarks/RESULTS.md §36), the stop coming when the arm's seeds had landed far."""
+    shares = dict(zip(schedule.looks, schedule.alphas))
+    share = shares.get(n, min(schedule.alphas))
+    return 1 - share * (1 - level) / schedule.alpha
+
+
 @dataclass(frozen=True)
 class Crossing:
     """One open comparison at one look: its test and the boundary it was held to."""

@@ -242,6 +242,16 @@ def intervals(
     return held_at_last_look(looks, _schedule(rule).alpha)
 
 
+def schedule(
+    sweep_dir: Path, metric: str | None, at: str, mode: str, baseline: str | None
+) -> sequential.Schedule | None:
+    """The looks' schedule recorded in ``sweep_dir``; None: no record, or one of another comparison."""
+    rule, _ = read_state(sweep_dir)
+    if rule is None or not _same_comparison(rule, metric, at, mode, baseline):
+        return None
+    return _schedule(rule)
+
+
 def held_at_last_look(looks: Sequence[Look], alpha: float) -> dict[str, Held]:
     """Per arm in ``looks`` with an interval at its last look, that interval and its coverage
     (``alpha``: the schedule's, spent over all its looks)."""

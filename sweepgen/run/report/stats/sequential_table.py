@@ -34,12 +34,75 @@ FIXED_N = ("better", "worse", "no evidence")  # a "cannot decide" says why the s
 
 
 def adjusted(
-    statistics: stats.Statistics, decided: Mapping[str, str], held: Mapping[str, Held] | None = None
+    statistics: stats.Statistics,
+    decided: Mapping[str, str],
+    held: Mapping[str, Held] | None = None,
+    schedule: sequential.Schedule | None = None,
 ) -> tuple[stats.Statistics, list[str]]:
     """``statistics`` with each arm in ``decided`` (its sequential verdict) given that verdict and,
-    where ``held`` has it, its repeated-confidence interval; the sentence saying so and naming the
-    arms whose fixed-n verdict differed."""
-    held = held or {}
+    where ``held`` has it, its repeated-confidence interval; with the looks' ``schedule``, the mean
+    interval of each group the looks ran (the arms and the baseline) at the looks' level
+    (``_looks_means``); the sentences saying so and naming the arms whose fixed-n verdict differed."""
+    statistics, means = _looks_means(statistics, decided, schedule)
+    out, said = _adjusted(statistics, decided, held or {})
+    return out, [*said, *means]
+
+
+def _looks_means(
+    statistics: stats.Statistics, decided: Mapping[str, str], schedule: sequential.Schedule | None
+) -> tuple[stats.Statistics, list[str]]:
+    """Each group the looks ran (an arm they tested, the baseline) with the t interval of its mean
+    at ``sequential.mean_level`` for its seeds, and the sentence saying so; as it is without a
+    schedule (a record of another comparison) or an arm the record holds."""
+    if schedule is None or not any(g.name in decided for g in statistics.groups):
+        return statistics, []
+    ran = {statistics.baseline, *decided}
+    groups, widened = [], []
+    for g in statistics.groups:
+        level = sequential.mean_level(schedule, g.n) if _widened(g, ran) else None
+        groups.append(g if level is None else _mean_at(g, level, statistics.methods))
+        widened += [] if level is None else [f"{g.name} {level:.2%} ({g.n} seeds)"]
+    if not widened:
+        return statistics, []
+    return replace(statistics, groups=tuple(groups)), [_means_sentence(widened)]
+
+
+def _widened(g: stats.GroupStats, ran: set[str | None]) -> bool:
+    """A group the looks ran, with an interval of its own to widen (two runs or more, a spread)."""
+    return g.name in ran and g.sd is not None and g.low is not None and g.n >= 2
+
+
+def _means_sentence(widened: list[str]) -> str:
+    return (
+        "the mean intervals of the groups the looks ran are t intervals at the looks' levels, "
+        + ", ".join(widened)
+        + f": each at 1 - the share of {1 - stats.LEVEL:.0%} spent at the look its seeds stopped at, so "
+        f"whichever look stopped a group its interval covers its mean at least {stats.LEVEL:.0%} of the "
+        "time (the union bound over looks); a fixed-n 95% interval on the seeds the looks chose covers "
+        "less (93.9% measured: benchmarks/RESULTS.md §36)"
+    )
+
+
+def _mean_at(g: stats.GroupStats, level: float, methods: stats.Methods) -> stats.GroupStats:
+    """``g`` with the t interval of its mean at ``level`` (clipped to the metric's bounds)."""
+    from scipy import stats as sps
+
+    assert g.sd is not None
+    half = float(sps.t.ppf(1 - (1 - level) / 2, g.n - 1)) * g.sd / math.sqrt(g.n)
+    low, high = bounds.clip(g.mean - half, g.mean + half, methods.bounds)
+    kind = f"t at {level:.2%} (the looks')"
+    return replace(
+        g,
+        low=low,
+        high=high,
+        interval=kind + bounds.said((low, high) != (g.mean - half, g.mean + half), methods.bounds),
+    )
+
+
+def _adjusted(
+    statistics: stats.Statistics, decided: Mapping[str, str], held: Mapping[str, Held]
+) -> tuple[stats.Statistics, list[str]]:
+    """The arms' verdicts and repeated-confidence intervals (``adjusted``)."""
     changed: list[str] = []
     comparisons = []
     repeated: list[str] = []

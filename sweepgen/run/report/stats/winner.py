@@ -46,7 +46,52 @@ def sentence(
         f"one's value its {best_value.LEVEL:.0%} interval is optimistic (the winner's curse): "
         f"[{low:.6g}, {high:.6g}] holds for whichever of the {_among(family, len(groups))} is picked "
         f"(Bonferroni, each at {1 - (1 - best_value.LEVEL) / family:.4%})"
+        + _is_it_best(statistics, values, best)
     ]
+
+
+def _is_it_best(
+    statistics: stats.Statistics, values: Mapping[str, Sequence[float]], best: stats.GroupStats
+) -> str:
+    """Whether the best mean is the best group's: the report's test of it against each other group
+    (the best as the baseline, Holm over the others, at the report's alpha). "Best" is said only
+    where it is better than every one; else the groups it is not shown better than are named. A
+    best mean alone, beside overlapping intervals, read as "the best group" with no test.
+
+    Wrong at most alpha of the time, though the best was picked by its mean: a wrong "best" is a
+    group i better than every other, the truly best j among them, with mu_i <= mu_j; the one group
+    picked (the best mean) was then called better than j, a test of i against j rejected at a level
+    at most alpha (Holm's last step) in i's favour, and those events, one per i, are disjoint (one
+    best mean): the chance is at most that of the test of two groups alike rejecting, alpha (two
+    groups alike at the top, the rest far below, is the worst case: measured in
+    benchmarks/bench_stats_round10.py --part best)."""
+    others = [g for g in statistics.groups if g is not best]
+    named = [
+        (best.name, list(values.get(best.name, ()))),
+        *((g.name, list(values.get(g.name, ()))) for g in others),
+    ]
+    tested = stats.compare(
+        named, baseline=best.name, mode=statistics.mode, methods=statistics.methods, seeds_needed=False
+    )
+    methods = statistics.methods.describe()
+    how = (
+        f"{methods['test']}, {best.name} against each of the other {len(others)}, Holm, "
+        f"alpha {methods['alpha']}"
+    )
+    beaten = {c.name for c in tested.comparisons if c.verdict == "worse"}  # the other is worse than the best
+    if len(beaten) == len(others):
+        return f"; it is better than every other group ({how}): the best, with that error rate"
+    open_ = [g.name for g in others if g.name not in beaten]
+    shown = ", ".join(open_[:MAX_NAMED]) + (
+        f" and {len(open_) - MAX_NAMED} more" if len(open_) > MAX_NAMED else ""
+    )
+    return (
+        f"; it is not shown better than {shown} ({how}): these seeds do not tell which group is best, "
+        "and the best mean alone is no verdict"
+    )
+
+
+MAX_NAMED = 5  # groups named that the best is not shown better than; the rest counted
 
 
 def _among(family: int, groups: int) -> str:
