@@ -198,15 +198,35 @@ def _follow_and_start_again(again: _Again, display: Display, result: RunResult) 
         interrupted, let_go = _wait_elsewhere(result.decisions, display, result)
         if interrupted or not let_go:
             return interrupted
-        display.note(
-            f"{len(let_go)} run(s) let go unstarted by whoever held them, planned again here: "
-            + ", ".join(d.task.name for d in let_go)
-        )
+        _say_let_go(let_go, display)
         replanned = _replan(result, let_go, again.rerun_failed)
         to_start = [d.task for d in replanned if d.start]
         if _start_all(again.executor(), to_start, display, result, again.gpu_ids, again.faults):
             return True
     return False
+
+
+def _say_let_go(let_go: Sequence[Decision], display: Display) -> None:
+    """Why the runs ``let_go`` are planned again here: never started by whoever held them, or (their
+    plan saw an attempt recorded running) started there and lost without an end recorded."""
+    lost = [d for d in let_go if _was_running(d)]
+    unstarted = [d for d in let_go if not _was_running(d)]
+    if unstarted:
+        display.note(
+            f"{len(unstarted)} run(s) let go unstarted by whoever held them, planned again here: "
+            + ", ".join(d.task.name for d in unstarted)
+        )
+    if lost:
+        display.note(
+            f"{len(lost)} run(s) started by another `sweepgen run` and lost there (their process is "
+            "gone without recording an end), planned again here: "
+            + ", ".join(f"{d.task.name} (attempt {d.previous.attempt if d.previous else '?'})" for d in lost)
+        )
+
+
+def _was_running(d: Decision) -> bool:
+    """The plan saw the run's attempt recorded running: whoever held it had started it."""
+    return d.previous is not None and d.previous.state is RunState.RUNNING
 
 
 def _start_all(
