@@ -132,6 +132,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     waiting = request.wait if request.wait is not None else executor == "local"
     options = _executor_options(request, opts, sweep, (gpu_ids, per_gpu), display)
     ex = make_executor(executor, options)
+    if not request.dry_run:
+        ex.settle()  # what a `run` that died left half done, so the plan reads true states
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
     _refuse_stale(decisions, request.sweep_dir)
     to_start = [d.task for d in decisions if d.start]
@@ -209,19 +211,24 @@ def _follow_and_start_again(again: _Again, display: Display, result: RunResult) 
 def _say_let_go(let_go: Sequence[Decision], display: Display) -> None:
     """Why the runs ``let_go`` are planned again here: never started by whoever held them, or (their
     plan saw an attempt recorded running) started there and lost without an end recorded."""
-    lost = [d for d in let_go if _was_running(d)]
-    unstarted = [d for d in let_go if not _was_running(d)]
-    if unstarted:
+    kinds: dict[bool, list[Decision]] = {False: [], True: []}
+    for d in let_go:
+        kinds[_was_running(d)].append(d)
+    if kinds[False]:
         display.note(
-            f"{len(unstarted)} run(s) let go unstarted by whoever held them, planned again here: "
-            + ", ".join(d.task.name for d in unstarted)
+            f"{len(kinds[False])} run(s) let go unstarted by whoever held them, planned again here: "
+            + ", ".join(d.task.name for d in kinds[False])
         )
-    if lost:
+    if kinds[True]:
         display.note(
-            f"{len(lost)} run(s) started by another `sweepgen run` and lost there (their process is "
+            f"{len(kinds[True])} run(s) started by another `sweepgen run` and lost there (their process is "
             "gone without recording an end), planned again here: "
-            + ", ".join(f"{d.task.name} (attempt {d.previous.attempt if d.previous else '?'})" for d in lost)
+            + ", ".join(f"{d.task.name} (attempt {_attempt_planned(d)})" for d in kinds[True])
         )
+
+
+def _attempt_planned(d: Decision) -> int:
+    return d.previous.attempt if d.previous is not None else 0
 
 
 def _was_running(d: Decision) -> bool:
@@ -244,6 +251,8 @@ def _start_all(
             _start_mps(daemon, ex, gpu_ids, result)
         interrupted = _run_started(ex, result.decisions, to_start, display, result)
     faults.extend(ex.faults)
+    result.notes.extend(ex.notes)
+    ex.notes.clear()
     return interrupted
 
 
