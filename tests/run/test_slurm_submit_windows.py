@@ -232,3 +232,33 @@ def test_an_old_job_requeued_after_the_run_was_submitted_again_never_starts_it(c
     assert (row["state"], row["attempt"], row["job_id"]) == ("FAILED", 2, latest), row
     said = "".join(p.read_text() for p in (cwd / "runs/sup/.sweepgen_slurm").glob(f"{old}/*_log.err"))
     assert f"not this job {old}" in said, said
+
+
+def _killed_between_journal_and_status(cwd: Path, tmp_path: Path, sweep: str) -> None:
+    """The array recorded in the jobs journal, run a's status file not written yet: killed before
+    release, then a's status file taken away (the journal is written first, the status files after)."""
+    _sweep(cwd, sweep)
+    _run_killed(cwd, _killing_wrapper(tmp_path, "scontrol", "release"), sweep)
+    (cwd / "runs" / sweep / "a" / "sweepgen_status.json").unlink()
+
+
+def test_killed_between_journal_and_status_files_the_next_run_runs_each_once(cwd, tmp_path):
+    _killed_between_journal_and_status(cwd, tmp_path, "w3")
+    again = cli("run", "generated/w3", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code in (0, 1) and "released job array" in again.output, again.output
+    assert len(_journal(cwd / "runs/w3")) == 1  # a's job, released, runs it: not submitted again
+    _finished_once(cwd, "w3")
+
+
+def test_killed_between_journal_and_status_files_cancel_leaves_nothing_to_start_later(cwd, tmp_path):
+    _killed_between_journal_and_status(cwd, tmp_path, "w3c")
+    cancelled = cli("cancel", "generated/w3c")
+    assert cancelled.exit_code == 0, cancelled.output
+    _gone_from_queue("w3c")  # a's held job too, though no status file named it
+    # so a later `run` releases nothing the user cancelled; it submits the runs afresh
+    again = cli("run", "generated/w3c", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
+    assert again.exit_code == 0 and "released" not in again.output, again.output
+    rows = wait_until(
+        "generated/w3c", lambda r: all(x["state"] == "FINISHED" for x in r.values()), LOADED_S, "all"
+    )
+    assert all(_starts(cwd / "runs/w3c" / n) == 1 for n in RUNS), rows

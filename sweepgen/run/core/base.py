@@ -586,11 +586,11 @@ class Executor(ABC):
         return [task.name for task, _ in runs]
 
     @classmethod
-    def settle_for_cancel(cls, sweep_dir: Path) -> list[str]:
-        """`sweepgen cancel` of the sweep in ``sweep_dir``, before it looks at its runs: wait for a
-        start of them under way to be recorded, and end what a `sweepgen run` that died left
-        unrecorded (a job no status file names yet); what was done, one line each. Default: every
-        start of this executor is recorded before it happens."""
+    def settle_for_cancel(cls, sweep_dir: Path, tasks: Sequence[RunTask]) -> list[str]:
+        """`sweepgen cancel` of the runs ``tasks`` of the sweep in ``sweep_dir``, before it looks at
+        them: wait for a start of them under way to be recorded, and end what a `sweepgen run` that
+        died left unrecorded (a job no status file names yet); what was done, one line each.
+        Default: every start of this executor is recorded before it happens."""
         return []
 
     def stop_now(self) -> None:

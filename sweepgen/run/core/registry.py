@@ -59,11 +59,11 @@ def cancel_runs(executor: str, runs: Sequence[tuple[RunTask, RunStatus]], reason
     return executor_class(executor).cancel_runs(runs, reason)
 
 
-def settle_for_cancel(sweep_dir: Path) -> list[str]:
+def settle_for_cancel(sweep_dir: Path, tasks: Sequence[RunTask]) -> list[str]:
     """`sweepgen cancel`, before it looks: each executor that keeps records of its own waits for a
     start under way and ends what a dead `sweepgen run` left unrecorded (Executor.settle_for_cancel);
     what each did, one line each."""
-    return [line for name in NAMES for line in executor_class(name).settle_for_cancel(sweep_dir)]
+    return [line for name in NAMES for line in executor_class(name).settle_for_cancel(sweep_dir, tasks)]
 
 
 def status_is_alive(status: RunStatus) -> bool:

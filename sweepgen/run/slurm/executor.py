@@ -213,10 +213,12 @@ class SlurmExecutor(Executor):
                 self.notes.extend(_mark_released(self.root, array_id))
 
     @classmethod
-    def settle_for_cancel(cls, sweep_dir: Path) -> list[str]:
+    def settle_for_cancel(cls, sweep_dir: Path, tasks: Sequence[RunTask]) -> list[str]:
         """A submission under way is waited for (it is recorded and released within the submission
-        lock; its jobs are then the status files' to cancel), and an array a `sweepgen run` that
-        died submitted and never recorded is cancelled: no status file names its jobs."""
+        lock; its jobs are then the status files' to cancel). What a `sweepgen run` that died left
+        held is cancelled: an array it never recorded (no status file names its jobs), and the jobs
+        of ``tasks`` in an array it recorded but never released (a status file may not name them
+        yet; the next `run` would release them, starting runs the user cancelled)."""
         root = slurm_root([t.run_dir for t in load_sweep(sweep_dir, command=("{config}",)).tasks])
         if not root.is_dir():
             return []
@@ -226,12 +228,7 @@ class SlurmExecutor(Executor):
                 "`sweepgen run` submitted without recording it cannot be looked for"
             ]
         with _submission_lock(root):
-            unrecorded, _ = lost_arrays(root)
-            if not unrecorded:
-                return []
-            slurm_query.scancel(unrecorded)
-            _wait_ended(unrecorded, CANCEL_WAIT_S)
-        return [_UNRECORDED_CANCELLED.format(", ".join(unrecorded))]
+            return _cancel_lost(root, tasks)
 
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
@@ -983,6 +980,32 @@ def lost_arrays(root: Path) -> tuple[list[str], list[str]]:
 def _released(journal: Mapping[str, Any]) -> dict[str, object]:
     """Array id -> what its journal entry says of its release (None: nothing, an older sweepgen)."""
     return {str(a.get("array_job_id")): a.get(RELEASED) for a in journal["arrays"] if isinstance(a, dict)}
+
+
+def _cancel_lost(root: Path, tasks: Sequence[RunTask]) -> list[str]:
+    """Cancel what dead submissions of this runs root left held (``settle_for_cancel``), under its
+    submission lock; what was cancelled, one line each."""
+    unrecorded, unreleased = lost_arrays(root)
+    held = _tasks_of(root, unreleased, {t.name for t in tasks})
+    if not unrecorded and not held:
+        return []
+    slurm_query.scancel([*unrecorded, *held])
+    _wait_ended([*unrecorded, *held], CANCEL_WAIT_S)
+    for task in tasks:  # a status file naming one of them: cancelled (sacct lags)
+        _cancelled_view(RunView(task, read_status(task.run_dir), None), held)
+    said = [_UNRECORDED_CANCELLED.format(", ".join(unrecorded))] if unrecorded else []
+    if held:
+        said.append(
+            f"cancelled job(s) {', '.join(held)}, held since a `sweepgen run` that died submitted them"
+        )
+    return said
+
+
+def _tasks_of(root: Path, arrays: Sequence[str], names: set[str]) -> list[str]:
+    """The job ids the journal gives the runs ``names`` in the arrays ``arrays``."""
+    journal = read_journal(root / JOURNAL)
+    entries = [e for e in journal["arrays"] if isinstance(e, dict) and str(e.get("array_job_id")) in arrays]
+    return [job for name, job in submitted_as({"arrays": entries}, root / JOURNAL).items() if name in names]
 
 
 def _held_as_submitted(root: Path) -> list[str]:

@@ -174,7 +174,7 @@ def cancel(
     (cancelled). Runs no executor can reach from here (a process on another machine) are returned
     in ``elsewhere``, untouched."""
     located = locate(sweep_dir, only)
-    for line in settle_for_cancel(sweep_dir):  # a start under way, or one left unrecorded
+    for line in settle_for_cancel(sweep_dir, located.tasks):  # a start under way, or one left unrecorded
         (say or _say_nothing)(line)
     search = search_stop.state_dir_of(sweep_dir)
     stopped = _stop_search(search, only)
