@@ -219,7 +219,10 @@ class SlurmExecutor(Executor):
         held is cancelled: an array it never recorded (no status file names its jobs), and the jobs
         of ``tasks`` in an array it recorded but never released (a status file may not name them
         yet; the next `run` would release them, starting runs the user cancelled)."""
-        root = slurm_root([t.run_dir for t in load_sweep(sweep_dir, command=("{config}",)).tasks])
+        every = load_sweep(sweep_dir, command=("{config}",)).tasks
+        if not every:
+            return []  # a search with no trial rendered yet: nothing was ever submitted
+        root = slurm_root([t.run_dir for t in every])
         if not root.is_dir():
             return []
         if shutil.which("squeue") is None:
