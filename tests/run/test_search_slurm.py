@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -212,3 +213,31 @@ def _idle() -> bool:
     """The test cluster's node runs nothing (no job, none completing)."""
     states = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=30).stdout
     return states.split() == ["idle"]
+
+
+def test_a_search_killed_before_releasing_its_trials_array_is_resumed_by_the_next_run(tmp_path, monkeypatch):
+    """The `sweepgen run` of a search SIGKILLed after recording its first trial's job but before
+    `scontrol release`: the next `run` releases that job (its trial then runs, once) instead of
+    following a held job that would never start, and the search reaches exactly n."""
+    write_search_project(tmp_path, {"n": 2, "parallel": 1, "sampler": "random"}, resources={"time": 5})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    bindir = tmp_path / "kill-at-release"
+    bindir.mkdir()
+    real = subprocess.run(
+        ["bash", "-c", "command -v scontrol"], capture_output=True, text=True
+    ).stdout.strip()
+    (bindir / "scontrol").write_text(
+        f'#!/bin/bash\n[ "$1" = release ] && kill -9 "$PPID" && exit 1\nexec {real} "$@"\n'
+    )
+    (bindir / "scontrol").chmod(0o755)
+    run_args = ("run", "generated/fake_search", "--executor", "slurm", *RUN_ARGS)
+    with monkeypatch.context() as patched:
+        patched.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+        killed = sweepgen(tmp_path, *run_args, timeout=120)
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    done = sweepgen(tmp_path, *run_args, timeout=180)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "released job array" in done.stdout + done.stderr
+    assert [t.state.name for t in study(tmp_path).get_trials()] == ["COMPLETE"] * 2
+    journal = json.loads((tmp_path / "runs/fake_search/.sweepgen_slurm/jobs.json").read_text())
+    assert len(journal["arrays"]) == 2  # one submission per trial, none twice

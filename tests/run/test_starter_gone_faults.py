@@ -367,3 +367,35 @@ def test_a_sweepgen_run_whose_supervisor_was_killed_ends_what_its_trainer_left_r
         _kill_all_in(tmp_path)
     status = read_status(run)
     assert status is not None and status.state is RunState.FAILED, status
+
+
+def test_a_run_lost_under_the_run_that_held_it_is_said_lost_not_let_go_unstarted(tmp_path):
+    """A second `run --rerun-failed` that planned while another `run` held a run (its attempt
+    recorded running) follows it; the holder and its supervisor SIGKILLed, the attempt is lost. It
+    did run: the second `run` says so (not "let go unstarted"), and starts attempt 2, once."""
+    make_sweep(tmp_path, {"r0": {"sleep": 60.0}})
+    command = _foreign_command(tmp_path)
+    run = tmp_path / "runs" / "fake" / "r0"
+    first = sweepgen(tmp_path, "run", "generated/fake", "--command", command, wait=False)
+
+    def supervised() -> bool:
+        status = read_status(run) if run.is_dir() else None
+        return status is not None and "trainer_pgid" in status.ids and _starts(run, "starts.txt") == 1
+
+    _wait_for(supervised, first, "the run's start")
+    second = sweepgen(tmp_path, "run", "generated/fake", "--command", command, "--rerun-failed", wait=False)
+    said = read_until(second, "waiting for 1 run(s)")
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+    status = read_status(run)
+    assert status is not None and status.state is RunState.RUNNING, status
+    os.kill(int(status.ids["pid"]), signal.SIGKILL)  # its supervisor: nobody records the attempt's end
+    out, err = second.communicate(timeout=DEADLINE_S)
+    said += err
+    assert second.returncode == 0 and "Traceback" not in said, out + said
+    assert "let go unstarted" not in out + said, out + said
+    assert "started by another `sweepgen run` and lost there" in out + said, out + said
+    assert "r0 (attempt 1)" in out + said
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED and status.attempt == 2, status
+    assert _starts(run, "starts.txt") == 2

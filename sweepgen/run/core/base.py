@@ -516,6 +516,14 @@ class Executor(ABC):
         # problems of this invocation that did not stop it (e.g. a status file it could not write):
         # each names its path; the CLI reports them at the end and exits 2
         self.faults: list[str] = []
+        # what this invocation did besides starting runs, said at the end (a submission a dead
+        # `sweepgen run` left half done, finished or undone here)
+        self.notes: list[str] = []
+
+    def settle(self) -> None:  # noqa: B027 - a hook: most executors leave nothing half done
+        """Before the plan: finish or undo what a `sweepgen run` of this sweep that died left half
+        done where the runs' status files cannot show it (a Slurm array submitted held and never
+        released), so the plan reads true states; said in ``notes``. Default: nothing is left so."""
 
     @abstractmethod
     def describe(self, tasks: Sequence[RunTask]) -> list[str]:
@@ -576,6 +584,14 @@ class Executor(ABC):
         recorded (cancelled, with ``reason``). Returns the names of the runs it cannot reach (a
         process on another machine), which are left untouched."""
         return [task.name for task, _ in runs]
+
+    @classmethod
+    def settle_for_cancel(cls, sweep_dir: Path, tasks: Sequence[RunTask]) -> list[str]:
+        """`sweepgen cancel` of the runs ``tasks`` of the sweep in ``sweep_dir``, before it looks at
+        them: wait for a start of them under way to be recorded, and end what a `sweepgen run` that
+        died left unrecorded (a job no status file names yet); what was done, one line each.
+        Default: every start of this executor is recorded before it happens."""
+        return []
 
     def stop_now(self) -> None:
         """Stop whatever is left at once (the second Ctrl-C), whether or not ``cancel`` ran or was

@@ -13,6 +13,8 @@ from sweepgen.compile.run_api import placed
 from sweepgen.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: `sweepgen --help` reads NAMES and must not load the lock's yaml
+    from pathlib import Path
+
     from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus, RunTask
 
 EXECUTORS: dict[str, str] = {
@@ -55,6 +57,13 @@ def make_executor(name: str, options: ExecutorOptions) -> Executor:
 def cancel_runs(executor: str, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
     """`sweepgen cancel` of live runs the executor ``executor`` started; the names it cannot reach."""
     return executor_class(executor).cancel_runs(runs, reason)
+
+
+def settle_for_cancel(sweep_dir: Path, tasks: Sequence[RunTask]) -> list[str]:
+    """`sweepgen cancel`, before it looks: each executor that keeps records of its own waits for a
+    start under way and ends what a dead `sweepgen run` left unrecorded (Executor.settle_for_cancel);
+    what each did, one line each."""
+    return [line for name in NAMES for line in executor_class(name).settle_for_cancel(sweep_dir, tasks)]
 
 
 def status_is_alive(status: RunStatus) -> bool:

@@ -201,6 +201,11 @@ class SearchController:
     def _started_by(self) -> Executor:
         if self.executor is None:
             self.executor = self._make_executor()
+            # what a killed `run` of this search left half done (a trial's Slurm job submitted and
+            # never released), before any trial's runs are judged by their status files
+            self.executor.settle()
+            self.events.extend(self.executor.notes)
+            self.executor.notes.clear()
         return self.executor
 
     def _counts(self, trials: list[Any]) -> tuple[int, int]:

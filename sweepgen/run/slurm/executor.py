@@ -27,6 +27,7 @@ import importlib.util
 import os
 import re
 import shlex
+import shutil
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -190,6 +191,48 @@ class SlurmExecutor(Executor):
             + ("rank 0" if shape.launcher == "srun" else "node 0's participant (the launcher's parent)"),
         ]
 
+    def settle(self) -> None:
+        """A submission a `sweepgen run` of this runs root left half done when it died (its array
+        is submitted held, so nothing of it ran): an array it never recorded is cancelled (no run
+        is known to be its, and a later `scontrol release` would start runs a second time); one it
+        recorded but never released is released (the status files name its jobs, which would
+        otherwise wait held forever, shown pending, and never be submitted again)."""
+        if not self.root.is_dir():
+            return  # nothing was ever submitted from this runs root
+        with _submission_lock(self.root):  # no submission of this root is under way meanwhile
+            unrecorded, unreleased = lost_arrays(self.root)
+            if unrecorded:
+                slurm_query.scancel(unrecorded)
+                self.notes.append(_UNRECORDED_CANCELLED.format(", ".join(unrecorded)))
+            for array_id in unreleased:
+                slurm_query.release(array_id)
+                self.notes.append(
+                    f"released job array {array_id}: a `sweepgen run` submitted and recorded it, then "
+                    "died before releasing it (its runs had not started)"
+                )
+                self.notes.extend(_mark_released(self.root, array_id))
+
+    @classmethod
+    def settle_for_cancel(cls, sweep_dir: Path, tasks: Sequence[RunTask]) -> list[str]:
+        """A submission under way is waited for (it is recorded and released within the submission
+        lock; its jobs are then the status files' to cancel). What a `sweepgen run` that died left
+        held is cancelled: an array it never recorded (no status file names its jobs), and the jobs
+        of ``tasks`` in an array it recorded but never released (a status file may not name them
+        yet; the next `run` would release them, starting runs the user cancelled)."""
+        every = load_sweep(sweep_dir, command=("{config}",)).tasks
+        if not every:
+            return []  # a search with no trial rendered yet: nothing was ever submitted
+        root = slurm_root([t.run_dir for t in every])
+        if not root.is_dir():
+            return []
+        if shutil.which("squeue") is None:
+            return [
+                f"{root} holds Slurm submissions, but squeue is not on PATH here: an array a killed "
+                "`sweepgen run` submitted without recording it cannot be looked for"
+            ]
+        with _submission_lock(root):
+            return _cancel_lost(root, tasks)
+
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
             return
@@ -300,6 +343,7 @@ class SlurmExecutor(Executor):
             if told is None:
                 raise
             raise told from err
+        self.notes.extend(_mark_released(self.root, array_id))
 
     def _forget(self, tasks: Sequence[RunTask], previous_of: Mapping[str, RunStatus | None]) -> list[str]:
         """After a cancelled submission none of its runs ever ran: their status files are put back as
@@ -363,11 +407,9 @@ class SlurmExecutor(Executor):
         array_id: str,
         cwd: str,
     ) -> None:
-        for task, status, job_id in zip(tasks, submitted, job_ids):
-            status = replace(status, ids={**status.ids, "job_id": job_id})
-            write_status(task.run_dir, status)
-            self._tasks[task.name] = task
-            self._status[task.name] = replace(status, state=RunState.PENDING)
+        # the journal first: a `sweepgen run` killed from here on left an array the next one finds
+        # recorded (and releases: `settle`), never one it would take for nobody's and cancel while
+        # a status file already names its job
         journal_path = self.root / JOURNAL
         journal = read_journal(journal_path)
         journal["arrays"].append(
@@ -379,9 +421,15 @@ class SlurmExecutor(Executor):
                 "sweep_dir": Path(self.options.sweep_dir).as_posix(),
                 "runs": {job_id: task.name for job_id, task in zip(job_ids, tasks)},
                 "sbatch": self.sbatch_header(len(tasks)),
+                RELEASED: False,  # made true once `scontrol release` returned
             }
         )
         write_json_atomic(journal_path, journal)
+        for task, status, job_id in zip(tasks, submitted, job_ids):
+            status = replace(status, ids={**status.ids, "job_id": job_id})
+            write_status(task.run_dir, status)
+            self._tasks[task.name] = task
+            self._status[task.name] = replace(status, state=RunState.PENDING)
 
     def poll(self) -> dict[str, RunStatus]:
         now = time.monotonic()
@@ -695,6 +743,11 @@ def reconcile(  # noqa: C901, PLR0912 - one branch per (status, Slurm state) cas
         reason = f"Slurm {job.state}" + (f" ({job.reason})" if job.reason else "")
         if status.ids.get("slurm_state") == "REQUEUED":
             reason = f"requeued by Slurm; {reason}"
+        elif job.reason == "JobHeldUser" and status.started is None:
+            reason += (
+                "; held since its submission: if the `sweepgen run` that submitted it died before "
+                "releasing it, `sweepgen run` again releases it"
+            )
         return replace(status, state=state, reason=reason)  # in memory only: the file says "running"
     if job.state in _SLURM_ENDINGS:
         state, reason = _SLURM_ENDINGS[job.state]
@@ -906,6 +959,87 @@ def held_jobs(names: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo
         return {}
     queue = slurm_query.squeue(jobs.values())
     return {n: queue[j] for n, j in jobs.items() if j in queue and not queue[j].ended}
+
+
+RELEASED = "released"  # a journal entry's: false from its recording until `scontrol release` returned
+_UNRECORDED_CANCELLED = (
+    "cancelled job array {}: a `sweepgen run` submitted it and died before recording it (held as "
+    "submitted: none of its runs started)"
+)
+
+
+def lost_arrays(root: Path) -> tuple[list[str], list[str]]:
+    """The job arrays submitted from this runs root that Slurm still holds as submitted, by array
+    id: those no journal entry names (their `sweepgen run` died before recording them), and those an
+    entry records as not released yet (it died before releasing them). Asked under the submission
+    lock, so no live submission is half done."""
+    held = _held_as_submitted(root)
+    if not held:
+        return [], []
+    released = _released(read_journal(root / JOURNAL))
+    return [a for a in held if a not in released], [a for a in held if released.get(a) is False]
+
+
+def _released(journal: Mapping[str, Any]) -> dict[str, object]:
+    """Array id -> what its journal entry says of its release (None: nothing, an older sweepgen)."""
+    return {str(a.get("array_job_id")): a.get(RELEASED) for a in journal["arrays"] if isinstance(a, dict)}
+
+
+def _cancel_lost(root: Path, tasks: Sequence[RunTask]) -> list[str]:
+    """Cancel what dead submissions of this runs root left held (``settle_for_cancel``), under its
+    submission lock; what was cancelled, one line each."""
+    unrecorded, unreleased = lost_arrays(root)
+    held = _tasks_of(root, unreleased, {t.name for t in tasks})
+    if not unrecorded and not held:
+        return []
+    slurm_query.scancel([*unrecorded, *held])
+    _wait_ended([*unrecorded, *held], CANCEL_WAIT_S)
+    for task in tasks:  # a status file naming one of them: cancelled (sacct lags)
+        _cancelled_view(RunView(task, read_status(task.run_dir), None), held)
+    said = [_UNRECORDED_CANCELLED.format(", ".join(unrecorded))] if unrecorded else []
+    if held:
+        said.append(
+            f"cancelled job(s) {', '.join(held)}, held since a `sweepgen run` that died submitted them"
+        )
+    return said
+
+
+def _tasks_of(root: Path, arrays: Sequence[str], names: set[str]) -> list[str]:
+    """The job ids the journal gives the runs ``names`` in the arrays ``arrays``."""
+    journal = read_journal(root / JOURNAL)
+    entries = [e for e in journal["arrays"] if isinstance(e, dict) and str(e.get("array_job_id")) in arrays]
+    return [job for name, job in submitted_as({"arrays": entries}, root / JOURNAL).items() if name in names]
+
+
+def _held_as_submitted(root: Path) -> list[str]:
+    """The arrays Slurm holds pending by their user's own ``--hold`` that are this user's, named as
+    sweepgen names jobs, their batch script in ``root`` (where submitit writes it), in id order."""
+    arrays = {
+        q.job_id.split("_", 1)[0]
+        for q in slurm_query.pending_of(ownership.me())
+        if q.reason == "JobHeldUser" and q.name.startswith(JOB_PREFIX) and _script_in(q.script, root)
+    }
+    return sorted(arrays, key=int)
+
+
+def _script_in(script: str, root: Path) -> bool:
+    """Whether a job's batch script is one submitit wrote for this runs root (in its own folder)."""
+    return os.path.isabs(script) and os.path.realpath(os.path.dirname(script)) == os.path.realpath(root)
+
+
+def _mark_released(root: Path, array_id: str) -> list[str]:
+    """Record in the journal that the array was released; what could not be written (a note: the
+    array runs all the same, and only a held one is ever released again)."""
+    path = root / JOURNAL
+    try:
+        journal = read_journal(path)
+        for entry in journal["arrays"]:
+            if isinstance(entry, dict) and str(entry.get("array_job_id")) == array_id:
+                entry[RELEASED] = True
+        write_json_atomic(path, journal)
+    except (OSError, SweepgenError) as err:
+        return [f"could not record in {path} that job array {array_id} was released: {err}"]
+    return []
 
 
 def _first_line(err: BaseException) -> str:

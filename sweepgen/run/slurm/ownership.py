@@ -88,6 +88,11 @@ def _journal_says(job_id: str, journal_job: str | None) -> str | None:
     return None
 
 
+def me() -> str:
+    """The user Slurm knows this process as (its jobs' ``%u``)."""
+    return _me()
+
+
 def _me() -> str:
     try:
         return pwd.getpwuid(os.getuid()).pw_name

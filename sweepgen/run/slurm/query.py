@@ -170,6 +170,30 @@ def squeue(job_ids: Iterable[str]) -> dict[str, JobInfo]:
     return parse_squeue(out)
 
 
+@dataclass(frozen=True)
+class Queued:
+    """A job pending in the queue, found by its user rather than by an id sweepgen recorded: what
+    proves it a submission of one runs root before its id is recorded anywhere."""
+
+    job_id: str  # "123_4" for an array task
+    reason: str  # JobHeldUser: held as submitted (sweepgen submits every array held)
+    name: str
+    script: str  # the batch script it was submitted with (submitit writes it in the runs root's folder)
+
+
+def pending_of(user: str) -> list[Queued]:
+    """Every pending job (array tasks one by one) of ``user``."""
+    out = _run(["squeue", "-h", "-r", "-u", user, "-t", "PENDING", "-o", "%i|%r|%j|%o"], retry=True)
+    jobs: list[Queued] = []
+    for line in out.splitlines():
+        parts = line.strip().split("|", 3)  # the script last: a `|` in its path stays in it
+        if len(parts) != 4:
+            continue
+        job_id, reason, name, script = parts
+        jobs.extend(Queued(jid, "" if reason == "None" else reason, name, script) for jid in expand(job_id))
+    return jobs
+
+
 def sacct(job_ids: Iterable[str]) -> dict[str, JobInfo]:
     ids = _base_ids(job_ids)
     if not ids:

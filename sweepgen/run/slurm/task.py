@@ -270,9 +270,9 @@ def _declined(run_dir: Path, submitted: RunStatus, who: str) -> bool:
     recorded its end (`scontrol requeue` of a finished job, a node lost after the end was written)
     never starts it a second time, on any of its nodes (the others would wait for node 0's ranks
     until the time limit)."""
-    done = _finished_already(run_dir, submitted)
+    done = _finished_already(run_dir, submitted) or _superseded(run_dir)
     if done is not None:
-        print(f"sweepgen: {who} in {run_dir} {done}; not starting it again", file=sys.stderr, flush=True)
+        print(f"sweepgen: {who} in {run_dir} {done}; not starting it here", file=sys.stderr, flush=True)
     return done is not None
 
 
@@ -291,6 +291,26 @@ def _finished_already(run_dir: Path, submitted: RunStatus) -> str | None:
     if recorded.state is RunState.FINISHED and recorded.exit_code == 0:  # exit 0 is its proof
         return f"finished already (recorded exit 0 in attempt {recorded.attempt})"
     return None
+
+
+def _superseded(run_dir: Path) -> str | None:
+    """Why this job is not the run's latest submission: its status file names another job (a later
+    submission, a local run), or none. Every submission is recorded in the status file before its
+    array is released, so a job the file does not name is one whose record was lost or replaced (an
+    array a killed `sweepgen run` never recorded, released by hand; an old job Slurm requeued after
+    `--rerun-failed` submitted the run again): it never starts the run a second time. No status
+    file (the run folder deleted while the job waited): the job is the one the journal named."""
+    mine = _slurm_ids().get("job_id")
+    try:
+        recorded = read_status(run_dir)
+    except (OSError, SweepgenError):
+        return None  # unreadable: the start below writes a fresh one, as it always did
+    if mine is None or recorded is None:
+        return None
+    named = recorded.ids.get("job_id")
+    if named == mine:
+        return None
+    return f"is recorded for {f'Slurm job {named}' if named else 'a run outside Slurm'}, not this job {mine}"
 
 
 def _start_or_exit(

@@ -132,6 +132,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     waiting = request.wait if request.wait is not None else executor == "local"
     options = _executor_options(request, opts, sweep, (gpu_ids, per_gpu), display)
     ex = make_executor(executor, options)
+    if not request.dry_run:
+        ex.settle()  # what a `run` that died left half done, so the plan reads true states
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
     _refuse_stale(decisions, request.sweep_dir)
     to_start = [d.task for d in decisions if d.start]
@@ -198,15 +200,40 @@ def _follow_and_start_again(again: _Again, display: Display, result: RunResult) 
         interrupted, let_go = _wait_elsewhere(result.decisions, display, result)
         if interrupted or not let_go:
             return interrupted
-        display.note(
-            f"{len(let_go)} run(s) let go unstarted by whoever held them, planned again here: "
-            + ", ".join(d.task.name for d in let_go)
-        )
+        _say_let_go(let_go, display)
         replanned = _replan(result, let_go, again.rerun_failed)
         to_start = [d.task for d in replanned if d.start]
         if _start_all(again.executor(), to_start, display, result, again.gpu_ids, again.faults):
             return True
     return False
+
+
+def _say_let_go(let_go: Sequence[Decision], display: Display) -> None:
+    """Why the runs ``let_go`` are planned again here: never started by whoever held them, or (their
+    plan saw an attempt recorded running) started there and lost without an end recorded."""
+    kinds: dict[bool, list[Decision]] = {False: [], True: []}
+    for d in let_go:
+        kinds[_was_running(d)].append(d)
+    if kinds[False]:
+        display.note(
+            f"{len(kinds[False])} run(s) let go unstarted by whoever held them, planned again here: "
+            + ", ".join(d.task.name for d in kinds[False])
+        )
+    if kinds[True]:
+        display.note(
+            f"{len(kinds[True])} run(s) started by another `sweepgen run` and lost there (their process is "
+            "gone without recording an end), planned again here: "
+            + ", ".join(f"{d.task.name} (attempt {_attempt_planned(d)})" for d in kinds[True])
+        )
+
+
+def _attempt_planned(d: Decision) -> int:
+    return d.previous.attempt if d.previous is not None else 0
+
+
+def _was_running(d: Decision) -> bool:
+    """The plan saw the run's attempt recorded running: whoever held it had started it."""
+    return d.previous is not None and d.previous.state is RunState.RUNNING
 
 
 def _start_all(
@@ -224,6 +251,8 @@ def _start_all(
             _start_mps(daemon, ex, gpu_ids, result)
         interrupted = _run_started(ex, result.decisions, to_start, display, result)
     faults.extend(ex.faults)
+    result.notes.extend(ex.notes)
+    ex.notes.clear()
     return interrupted
 
 

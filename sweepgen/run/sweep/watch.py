@@ -17,7 +17,7 @@ from sweepgen import confine, filenames, runfs
 from sweepgen.errors import SweepgenError, UserError
 from sweepgen.run.core import queue_cancel, registry, runlock, sweep_state
 from sweepgen.run.core.base import RunState, RunStatus, RunTask, read_status
-from sweepgen.run.core.registry import cancel_runs
+from sweepgen.run.core.registry import cancel_runs, settle_for_cancel
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.core.tasks import load_sweep, select
@@ -174,6 +174,8 @@ def cancel(
     (cancelled). Runs no executor can reach from here (a process on another machine) are returned
     in ``elsewhere``, untouched."""
     located = locate(sweep_dir, only)
+    for line in settle_for_cancel(sweep_dir, located.tasks):  # a start under way, or one left unrecorded
+        (say or _say_nothing)(line)
     search = search_stop.state_dir_of(sweep_dir)
     stopped = _stop_search(search, only)
     # before the look: a start after it finds the request
@@ -220,6 +222,10 @@ def cancel(
         held_starting=dropped,
         held_unheard=unheard,
     )
+
+
+def _say_nothing(line: str) -> None:
+    """`cancel` with nobody to tell what it did before it looked."""
 
 
 def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) -> tuple[bool, bool]:

@@ -1,0 +1,264 @@
+"""On the real Slurm (tests/slurm_cluster.py): `sweepgen run --executor slurm` SIGKILLed at each
+window of a submission, then `run` again, `status`, `cancel`: every run is started exactly once, and
+no job is left behind that nobody knows of.
+
+The windows, each reached by a wrapper earlier on PATH that does the real thing and then SIGKILLs
+the `sweepgen run` that called it (its parent), so the kill lands exactly there:
+
+- sbatch has queued the (held) array, sweepgen has recorded nothing: the job ids are nowhere;
+- the ids are recorded (status files, jobs journal), the array not released yet;
+- the array released, the jobs running (`run --wait` killed while it follows them).
+
+Starts are counted by the fake trainer's starts.jsonl (a start never recorded is seen).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep
+from slurm_support import cli, status_json, wait_until
+
+from sweepgen.run.slurm import query as slurm_query
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
+
+RUNS = {"a": {"steps": 2, "sleep": 0.1}, "b": {"steps": 2, "sleep": 0.1}}
+
+
+@pytest.fixture
+def cwd(cli_cwd):
+    return cli_cwd
+
+
+def _add_resources(folder: Path, **resources) -> None:
+    path = folder / "sweep.lock.json"
+    lock = json.loads(path.read_text())
+    lock["resources"] = resources
+    path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+
+
+def _journal(sweep_root: Path) -> list[dict]:
+    path = sweep_root / ".sweepgen_slurm" / "jobs.json"
+    return json.loads(path.read_text())["arrays"] if path.exists() else []
+
+
+def _starts(run_dir: Path) -> int:
+    path = run_dir / "starts.jsonl"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _killing_wrapper(tmp: Path, tool: str, when: str) -> dict[str, str]:
+    """PATH with a ``tool`` that, for a call whose first argument is ``when`` (``*``: any call but
+    sbatch's --test-only), SIGKILLs its caller (the `sweepgen run`) before (``release``) or after
+    (``sbatch``) doing the real thing."""
+    bindir = tmp / f"kill-at-{tool}"
+    bindir.mkdir()
+    real = subprocess.run(["bash", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()
+    if tool == "sbatch":
+        body = (
+            'for a in "$@"; do [ "$a" = --test-only ] && exec ' + real + ' "$@"; done\n'
+            f'out=$({real} "$@"); rc=$?; echo "$out"\n'
+            'kill -9 "$PPID"; exit $rc\n'
+        )
+    else:
+        body = f'[ "$1" = {when} ] && kill -9 "$PPID" && exit 1\nexec {real} "$@"\n'
+    (bindir / tool).write_text("#!/bin/bash\n" + body)
+    (bindir / tool).chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200"}
+
+
+def _run_killed(cwd: Path, env: dict[str, str], sweep: str, *extra: str) -> None:
+    argv = [sys.executable, "-m", "sweepgen", "run", f"generated/{sweep}", "--executor", "slurm"]
+    proc = subprocess.run(
+        [*argv, "--command", FAKE_COMMAND, *extra],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == -9, proc.stdout + proc.stderr  # killed in the window, as meant
+
+
+def _ours_in_queue(sweep: str) -> dict[str, slurm_query.JobInfo]:
+    """Every live job named as sweepgen names this sweep's jobs, by squeue's name filter."""
+    out = subprocess.run(
+        ["squeue", "-h", "-r", "-o", "%i|%T|%j|%r|%u|%Z", "--name", f"sweepgen-{sweep}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    return {j: info for j, info in slurm_query.parse_squeue(out).items() if not info.ended}
+
+
+def _gone_from_queue(sweep: str) -> None:
+    deadline = time.monotonic() + LOADED_S
+    while _ours_in_queue(sweep):
+        assert time.monotonic() < deadline, _ours_in_queue(sweep)
+        time.sleep(0.5)
+
+
+def _finished_once(cwd: Path, sweep: str) -> None:
+    rows = wait_until(
+        f"generated/{sweep}", lambda r: all(x["state"] == "FINISHED" for x in r.values()), LOADED_S, "all"
+    )
+    for name in RUNS:
+        assert _starts(cwd / "runs" / sweep / name) == 1, (name, rows)
+        assert rows[name]["attempt"] == 1, rows
+
+
+def _sweep(cwd: Path, sweep: str) -> None:
+    make_sweep(cwd, RUNS, sweep=sweep)
+    _add_resources(cwd / "generated" / sweep, time=5)
+
+
+def test_killed_as_sbatch_returns_the_next_run_cancels_the_lost_held_array_and_runs_each_once(cwd, tmp_path):
+    _sweep(cwd, "w1")
+    _run_killed(cwd, _killing_wrapper(tmp_path, "sbatch", "*"), "w1")
+    lost = _ours_in_queue("w1")
+    assert lost and all(j.reason == "JobHeldUser" for j in lost.values()), lost  # queued, held, unrecorded
+    assert _journal(cwd / "runs/w1") == []
+    assert {r["state"] for r in status_json("generated/w1").values()} == {"NOT STARTED"}
+    again = cli("run", "generated/w1", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code == 0, again.output
+    # the held array nobody recorded is found by its name, user and folder, and cancelled: a
+    # `scontrol release` of it later can never start a run a second time
+    assert "died before recording it" in again.output, again.output
+    assert not set(lost) & set(_ours_in_queue("w1")), _ours_in_queue("w1")
+    assert len(_journal(cwd / "runs/w1")) == 1
+    _finished_once(cwd, "w1")
+
+
+def test_killed_as_sbatch_returns_cancel_reaches_the_array_whose_ids_were_never_recorded(cwd, tmp_path):
+    _sweep(cwd, "w1c")
+    _run_killed(cwd, _killing_wrapper(tmp_path, "sbatch", "*"), "w1c")
+    assert _ours_in_queue("w1c")
+    cancelled = cli("cancel", "generated/w1c")
+    assert cancelled.exit_code == 0 and "Traceback" not in cancelled.output, cancelled.output
+    _gone_from_queue("w1c")
+    # nothing ran, and nothing says it did: the runs are still to be started
+    assert {r["state"] for r in status_json("generated/w1c").values()} == {"NOT STARTED"}
+    assert not any(_starts(cwd / "runs/w1c" / n) for n in RUNS)
+
+
+def test_killed_before_release_the_next_run_releases_the_recorded_array_and_runs_each_once(cwd, tmp_path):
+    _sweep(cwd, "w2")
+    _run_killed(cwd, _killing_wrapper(tmp_path, "scontrol", "release"), "w2")
+    (array,) = _journal(cwd / "runs/w2")
+    held = _ours_in_queue("w2")
+    assert held and all(j.reason == "JobHeldUser" for j in held.values()), held
+    rows = status_json("generated/w2")
+    # held, and said why, with what to do
+    assert all("`sweepgen run` again releases it" in (r["reason"] or "") for r in rows.values()), [
+        r["reason"] for r in rows.values()
+    ]
+    again = cli("run", "generated/w2", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code in (0, 1), again.output  # 1: "still running elsewhere" (not waited for)
+    assert f"released job array {array['array_job_id']}" in again.output, again.output
+    assert len(_journal(cwd / "runs/w2")) == 1  # nothing submitted a second time
+    _finished_once(cwd, "w2")
+
+
+def test_killed_before_release_cancel_ends_the_held_array(cwd, tmp_path):
+    _sweep(cwd, "w2c")
+    _run_killed(cwd, _killing_wrapper(tmp_path, "scontrol", "release"), "w2c")
+    cancelled = cli("cancel", "generated/w2c")
+    assert cancelled.exit_code == 0, cancelled.output
+    _gone_from_queue("w2c")
+    assert not any(_starts(cwd / "runs/w2c" / n) for n in RUNS)
+    rerun = cli("run", "generated/w2c", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
+    assert rerun.exit_code == 0, rerun.output
+    rows = wait_until(
+        "generated/w2c", lambda r: all(x["state"] == "FINISHED" for x in r.values()), LOADED_S, "all"
+    )
+    assert all(_starts(cwd / "runs/w2c" / n) == 1 for n in RUNS), rows
+
+
+def _start_now(job_id: str) -> None:
+    """A requeued job made eligible now (Slurm otherwise holds it about two minutes), once the clock
+    has left the second its last instance ended in (test_slurm_faults.py says why)."""
+    pending_at = time.time()
+    while time.time() < math.floor(pending_at) + 2:  # whole seconds, as Slurm compares them
+        time.sleep(0.05)
+    subprocess.run(
+        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+
+
+def _wait_queue(job_id: str, until, what: str) -> None:
+    deadline = time.monotonic() + LOADED_S
+    while not until(slurm_query.squeue([job_id]).get(job_id)):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.5)
+
+
+def test_an_old_job_requeued_after_the_run_was_submitted_again_never_starts_it(cwd):
+    """Job X of a run failed, `--rerun-failed` submitted job Y, which failed too; then Slurm requeues
+    X (`scontrol requeue`, what preemption does). X is not the run's latest submission (its status
+    file names Y): it starts nothing, and the run keeps Y's attempt and end."""
+    make_sweep(cwd, {"q": {"steps": 2, "fail_at": 1}}, sweep="sup")
+    _add_resources(cwd / "generated" / "sup", time=5)
+    argv = ("run", "generated/sup", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert cli(*argv).exit_code == 0
+    first = wait_until("generated/sup", lambda r: r["q"]["state"] == "FAILED", LOADED_S, "q to fail")["q"]
+    assert cli(*argv, "--rerun-failed").exit_code == 0
+    rows = wait_until(
+        "generated/sup", lambda r: r["q"]["state"] == "FAILED" and r["q"]["attempt"] == 2, LOADED_S, "again"
+    )
+    old, latest = first["job_id"], rows["q"]["job_id"]
+    assert old != latest and _starts(cwd / "runs/sup/q") == 2
+    _wait_queue(old, lambda job: job is None or job.ended, "the old job never left the queue")
+    done = subprocess.run(["scontrol", "requeue", old], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    _wait_queue(
+        old, lambda job: job is not None and job.state == "PENDING", "the old job never became PENDING"
+    )
+    _start_now(old)
+    _wait_queue(old, lambda job: job is None or job.ended, "the requeued old job never ended")
+    assert _starts(cwd / "runs/sup/q") == 2  # the trainer was not started by the old job
+    row = status_json("generated/sup")["q"]
+    assert (row["state"], row["attempt"], row["job_id"]) == ("FAILED", 2, latest), row
+    said = "".join(p.read_text() for p in (cwd / "runs/sup/.sweepgen_slurm").glob(f"{old}/*_log.err"))
+    assert f"not this job {old}" in said, said
+
+
+def _killed_between_journal_and_status(cwd: Path, tmp_path: Path, sweep: str) -> None:
+    """The array recorded in the jobs journal, run a's status file not written yet: killed before
+    release, then a's status file taken away (the journal is written first, the status files after)."""
+    _sweep(cwd, sweep)
+    _run_killed(cwd, _killing_wrapper(tmp_path, "scontrol", "release"), sweep)
+    (cwd / "runs" / sweep / "a" / "sweepgen_status.json").unlink()
+
+
+def test_killed_between_journal_and_status_files_the_next_run_runs_each_once(cwd, tmp_path):
+    _killed_between_journal_and_status(cwd, tmp_path, "w3")
+    again = cli("run", "generated/w3", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code in (0, 1) and "released job array" in again.output, again.output
+    assert len(_journal(cwd / "runs/w3")) == 1  # a's job, released, runs it: not submitted again
+    _finished_once(cwd, "w3")
+
+
+def test_killed_between_journal_and_status_files_cancel_leaves_nothing_to_start_later(cwd, tmp_path):
+    _killed_between_journal_and_status(cwd, tmp_path, "w3c")
+    cancelled = cli("cancel", "generated/w3c")
+    assert cancelled.exit_code == 0, cancelled.output
+    _gone_from_queue("w3c")  # a's held job too, though no status file named it
+    # so a later `run` releases nothing the user cancelled; it submits the runs afresh
+    again = cli("run", "generated/w3c", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
+    assert again.exit_code == 0 and "released" not in again.output, again.output
+    rows = wait_until(
+        "generated/w3c", lambda r: all(x["state"] == "FINISHED" for x in r.values()), LOADED_S, "all"
+    )
+    assert all(_starts(cwd / "runs/w3c" / n) == 1 for n in RUNS), rows
