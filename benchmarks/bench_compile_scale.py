@@ -11,7 +11,7 @@ rendered through three kinds of template:
 Each command runs as its own process (``python -m sweepgen``); wall time and peak RSS come from
 os.wait4. Rows: cold render (empty output folder), render with nothing changed, check with nothing
 changed, ``check --full``, ``check`` under ``CI=true`` (never trusts the lock without rendering, see
-sweepgen/compile/output/lock_digest.py), and the lock's size.
+sweepgen/compile/output/lockfile/lock_digest.py), and the lock's size.
 
 Usage (from the repo root)::
 

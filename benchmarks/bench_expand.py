@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_compile_scale as scale
 
 from sweepgen.compile.output.pipeline import variants_of
-from sweepgen.compile.spec.context import sweep_view
-from sweepgen.compile.spec.derive import derive
-from sweepgen.compile.spec.expand import expand
 from sweepgen.compile.spec.model import load_spec
+from sweepgen.compile.spec.variants.context import sweep_view
+from sweepgen.compile.spec.variants.derive import derive
+from sweepgen.compile.spec.variants.expand import expand
 
 
 def peak_mib() -> float:

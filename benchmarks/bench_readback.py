@@ -1,11 +1,11 @@
-"""Benchmark: what render's read-back of each rendered file costs (compile/output/readback.py).
+"""Benchmark: what render's read-back of each rendered file costs (compile/output/verify/readback.py).
 
 Run: .venv/bin/python benchmarks/bench_readback.py [--variants 10000] [--repeats 3]
 Prints each reader's time per KB of a generated config written in its kind (a file of a new shape
 is read in full), the time to take a file's shape, and the CPU seconds of a serial in-process
 `render` of bench_compile_scale's 150-leaf project (its `to_yaml` and `python` templates) with the
 read-back and with it switched off (no reader for any kind); and the type check of a rendered file
-(compile/output/value_types.py) per file of bench_compile_scale's config written by `to_yaml`.
+(compile/output/verify/value_types.py) per file of bench_compile_scale's config written by `to_yaml`.
 Results go to benchmarks/RESULTS.md by hand, with the machine they were measured on.
 """
 
@@ -26,8 +26,8 @@ import yaml
 from bench_compile_scale import TEMPLATES, base_sections, spec_text  # the same 150-leaf project
 
 from sweepgen.compile import api
-from sweepgen.compile.output import readback, readback_shape, value_types
-from sweepgen.compile.spec.expand import Variant
+from sweepgen.compile.output.verify import readback, readback_shape, value_types
+from sweepgen.compile.spec.variants.expand import Variant
 from sweepgen.compile.template.yamlfilter import to_yaml
 
 ROOT = Path(__file__).resolve().parent.parent

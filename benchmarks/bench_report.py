@@ -148,7 +148,7 @@ def write_search_sweep(root: Path, n: int) -> None:
 
     from sweepgen.compile.spec.model import load_spec
     from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus
-    from sweepgen.run.core.tasks import read_lock
+    from sweepgen.run.core.plan.tasks import read_lock
     from sweepgen.run.search.controller import SearchController
     from sweepgen.run.search.trials import TrialRenderer
 
@@ -200,7 +200,7 @@ def write_search_sweep(root: Path, n: int) -> None:
 def search_part_s(sweep_dir: Path) -> float:
     """Seconds to build the page's search section in process: open the study, read the trials, the
     best-so-far curves, the best trial's diff (what a search adds to `report --html`)."""
-    from sweepgen.compile.spec import trials as search
+    from sweepgen.compile.spec.variants import trials as search
     from sweepgen.run.report import search_section as report_search
     from sweepgen.run.search import view as search_view
     from sweepgen.run.search.trials import spec_of

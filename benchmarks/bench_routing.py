@@ -89,8 +89,8 @@ def timed_run(cfg: RunConfig) -> StepTimer:
     from sweepgen_trainer import data as data_mod
     from sweepgen_trainer import models
     from sweepgen_trainer.grpo_args import grpo_config_from, grpo_kwargs
-    from sweepgen_trainer.outputs import RunDir
     from sweepgen_trainer.run import build_trainer
+    from sweepgen_trainer.rundir.outputs import RunDir
 
     run_dir = RunDir(cfg.output_dir)
     args = grpo_kwargs(cfg, str(run_dir.checkpoints))

@@ -74,8 +74,9 @@ def _project(root: Path, runs: int) -> Path:
 
 
 def _run_checks(sweep: Path, repeats: int) -> None:
-    from sweepgen.run.core.tasks import load_sweep
-    from sweepgen.run.start import program, trl_processes, vllm_server
+    from sweepgen.run.core.plan.tasks import load_sweep
+    from sweepgen.run.start import program, vllm_server
+    from sweepgen.run.start.trl import trl_processes
 
     tasks = load_sweep(sweep).tasks
     argv = ("trl", "grpo", "--config", "{config}")

@@ -177,7 +177,7 @@ def part_overhead(args) -> None:
 
     from sweepgen.compile.spec.model import load_spec
     from sweepgen.run.core.base import ExecutorOptions
-    from sweepgen.run.core.tasks import read_lock
+    from sweepgen.run.core.plan.tasks import read_lock
     from sweepgen.run.search.controller import SearchController
     from sweepgen.run.search.trials import TrialRenderer
 

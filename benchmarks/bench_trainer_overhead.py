@@ -64,8 +64,8 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     from sweepgen_trainer.data import load_rows
     from sweepgen_trainer.grpo_args import grpo_config_from, grpo_kwargs
     from sweepgen_trainer.models import ensure_model_dir, load_model_and_tokenizer
-    from sweepgen_trainer.outputs import RunDir
     from sweepgen_trainer.run import build_trainer
+    from sweepgen_trainer.rundir.outputs import RunDir
 
     data = {
         **CONFIG,

@@ -21,9 +21,9 @@ from pathlib import Path
 import yaml
 from bench_compile_scale import spec_text  # the same 150-leaf project, one definition
 
-from sweepgen import yamlio
 from sweepgen.compile import api
-from sweepgen.compile.output import yaml_dialects
+from sweepgen.compile.output.verify import yaml_dialects
+from sweepgen.formats import yamlio
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = next((ROOT / "generated" / "happy_grpo_cpu").glob("*.yaml")).read_text()

@@ -99,7 +99,7 @@ export PYTHONPATH=$PWD:$pp:${PYTHONPATH:-}
 export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} PYTHONUNBUFFERED=1
 
 # fail in seconds, not per level, when the carried packages do not import together
-"$PY" -c 'import sweepgen.cli, sweepgen_trainer.grpo, sweepgen_trainer.run, datasets, trl' || exit 2
+"$PY" -c 'import sweepgen.cli, sweepgen_trainer.training.grpo, sweepgen_trainer.run, datasets, trl' || exit 2
 
 {
   date -u

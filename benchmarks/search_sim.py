@@ -17,7 +17,7 @@ import random
 import statistics
 from dataclasses import dataclass, field
 
-from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.compile.spec.sampling.search_block import SearchBlock
 from sweepgen.run.search import study as search_study
 
 BEST = (0.3, 0.7)

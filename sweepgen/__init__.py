@@ -44,10 +44,10 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers
         spec_json_schema,
     )
     from sweepgen.compile.check.committed import Problem, Report
-    from sweepgen.compile.output.lock import Lock, LockFile
-    from sweepgen.compile.output.writer import Action, Outcome
-    from sweepgen.compile.spec.expand import Expansion, Variant
+    from sweepgen.compile.output.lockfile.lock import Lock, LockFile
+    from sweepgen.compile.output.write.writer import Action, Outcome
     from sweepgen.compile.spec.model import Spec
+    from sweepgen.compile.spec.variants.expand import Expansion, Variant
 
 # public name -> the module that defines it, imported when the name is first used
 _LAZY = {
@@ -57,15 +57,15 @@ _LAZY = {
     "resolve_variant": "sweepgen.compile.api",
     "matrix": "sweepgen.compile.api",
     "spec_json_schema": "sweepgen.compile.api",
-    "Outcome": "sweepgen.compile.output.writer",
-    "Action": "sweepgen.compile.output.writer",
+    "Outcome": "sweepgen.compile.output.write.writer",
+    "Action": "sweepgen.compile.output.write.writer",
     "Report": "sweepgen.compile.check.committed",
     "Problem": "sweepgen.compile.check.committed",
-    "Expansion": "sweepgen.compile.spec.expand",
-    "Variant": "sweepgen.compile.spec.expand",
+    "Expansion": "sweepgen.compile.spec.variants.expand",
+    "Variant": "sweepgen.compile.spec.variants.expand",
     "Spec": "sweepgen.compile.spec.model",
-    "Lock": "sweepgen.compile.output.lock",
-    "LockFile": "sweepgen.compile.output.lock",
+    "Lock": "sweepgen.compile.output.lockfile.lock",
+    "LockFile": "sweepgen.compile.output.lockfile.lock",
 }
 
 __all__ = [

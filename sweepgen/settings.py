@@ -26,10 +26,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sweepgen.confine import in_git_folder, lexically_inside, refuse, resolve_inside, within
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.safefs import kind_of, walk
-from sweepgen.tomllines import error_place, key_place
+from sweepgen.formats.tomllines import error_place, key_place
+from sweepgen.fs.confine import in_git_folder, lexically_inside, refuse, resolve_inside, within
+from sweepgen.fs.safefs import kind_of, walk
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -111,11 +111,12 @@ def hermetic_env(home: Path) -> dict[str, str]:
 def _hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in hermetic_env(tmp_path_factory.mktemp("home")).items():
         monkeypatch.setenv(key, value)
-    # CI=true turns check's fast path off (sweepgen.compile.output.lock_digest); tests that want it set it
+    # CI=true turns check's fast path off (sweepgen.compile.output.lockfile.lock_digest); tests that want it
+    # set it
     monkeypatch.delenv("CI", raising=False)
     # the TRL configs of the tests stand for GPU runs (TRL's bf16 default): `run` judges bf16 against
     # this machine's devices only where a test asks (tests/run/test_trl_machine.py)
-    from sweepgen.run.start import trl_precision
+    from sweepgen.run.start.trl import trl_precision
 
     monkeypatch.setattr(trl_precision, "no_accelerator", lambda: False)
 

@@ -1,4 +1,4 @@
-"""The one confinement rule for paths read from files (sweepgen/confine.py), and the specs walk of
+"""The one confinement rule for paths read from files (sweepgen/fs/confine.py), and the specs walk of
 ``[tool.sweepgen]`` that uses it: properties over generated paths, links made on disk."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sweepgen import settings
-from sweepgen.confine import lexically_inside, resolve_inside
 from sweepgen.errors import UserError
+from sweepgen.fs.confine import lexically_inside, resolve_inside
 
 SEGMENT = st.sampled_from(["a", "b", "..", ".", "", "c.yaml", "~", "x\0y"])
 

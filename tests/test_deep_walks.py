@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from fs_support import chain, remove_chain
 
-from sweepgen import safefs, settings
+from sweepgen import settings
+from sweepgen.fs import safefs
 from sweepgen.run.core import runfiles
 from sweepgen.run.logs import metrics, tb_files
 

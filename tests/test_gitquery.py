@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sweepgen import gitquery
 from sweepgen.errors import UserError
+from sweepgen.fs import gitquery
 
 
 def _git(repo: Path, *args: str) -> None:

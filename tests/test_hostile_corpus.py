@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 import yaml
 
-from sweepgen.compile.output import lock_digest
+from sweepgen.compile.output.lockfile import lock_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).resolve().parent / "fixtures" / "hostile"

@@ -153,9 +153,9 @@ def code_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("readers-generic", "sweepgen/readers/diff.py", "import sweepgen.compile.api", "sweepgen.compile"),
         (
             "no-trainer",
-            "sweepgen/run/core/tasks.py",
+            "sweepgen/run/core/plan/tasks.py",
             "import sweepgen_trainer.config",
-            "sweepgen.run.core.tasks -> sweepgen_trainer",
+            "sweepgen.run.core.plan.tasks -> sweepgen_trainer",
         ),
         (
             "trainer-ground-floor",
@@ -165,9 +165,9 @@ def code_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ),
         (
             "layers",
-            "sweepgen/compile/spec/gate.py",
+            "sweepgen/compile/spec/variants/gate.py",
             "import sweepgen.run.core.base",
-            "sweepgen.compile.spec.gate",
+            "sweepgen.compile.spec.variants.gate",
         ),
     ],
 )

@@ -8,7 +8,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweepgen.jsonfloat import FLOAT_TAG, tag, tagged, untagged
+from sweepgen.formats.jsonfloat import FLOAT_TAG, tag, tagged, untagged
 from sweepgen.paths import same
 
 _JSON = st.recursive(

@@ -285,7 +285,7 @@ def test_a_folder_nested_deeper_than_the_recursion_limit_is_reported_by_check(pr
 
 
 def test_the_walk_lists_folders_before_what_they_hold_sorted(tmp_path: Path) -> None:
-    from sweepgen.outtree import OutputTree
+    from sweepgen.fs.outtree import OutputTree
 
     for rel in ("b/z.yaml", "b/a/y.yaml", "a.yaml", "c/d/e/f.yaml"):
         (tmp_path / "t" / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -309,7 +309,7 @@ def test_a_file_1500_folders_deep_is_written_read_and_listed(tmp_path: Path) -> 
     """A spec's output (or a lock's entry) may name a path 1,500 folders deep (3,000 characters:
     the file system takes it); its folders are opened and made one at a time, without recursion
     (a RecursionError ended render and check with exit 70)."""
-    from sweepgen.outtree import OutputTree
+    from sweepgen.fs.outtree import OutputTree
 
     rel = "a/" * 1500 + "x.yaml"
     tree = OutputTree.open(str(tmp_path), "t", "t", create=True)

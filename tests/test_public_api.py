@@ -10,9 +10,10 @@ import sys
 import sweepgen
 from sweepgen.compile import api
 from sweepgen.compile.check import committed as check
-from sweepgen.compile.output import lock, writer
-from sweepgen.compile.spec import expand
+from sweepgen.compile.output.lockfile import lock
+from sweepgen.compile.output.write import writer
 from sweepgen.compile.spec import model as spec
+from sweepgen.compile.spec.variants import expand
 
 
 def test_every_public_name_resolves_to_its_definition():

@@ -1,4 +1,4 @@
-"""Run folders are walked by descriptor (sweepgen/runfs.py): no link below the working
+"""Run folders are walked by descriptor (sweepgen/fs/runfs.py): no link below the working
 directory (or a folder named on the command line) is followed by any read, write, mkdir, listing or
 removal, so a folder swapped for a link after a check is refused instead of used."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sweepgen import runfs
 from sweepgen.errors import UserError
+from sweepgen.fs import runfs
 from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import write_json_atomic
 from sweepgen.run.slurm import ranks
@@ -309,8 +309,8 @@ def test_a_sweep_folders_files_are_read_bounded(project: Path, monkeypatch: pyte
     """A sweep folder may be shared: a 3 GB sparse sweep.lock.json (free to whoever made it) was read
     whole by `status`, `run`, `report`, `check` and `render` (6 GB of memory). A lock or generated
     file past the read limit is refused from its size, exit 2 naming it."""
-    from sweepgen import outtree
-    from sweepgen.compile.output import lock
+    from sweepgen.compile.output.lockfile import lock
+    from sweepgen.fs import outtree
 
     sweep = project / "generated" / "demo"
     sweep.mkdir(parents=True)

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from fs_support import remount, tmpfs
 
-from sweepgen import safefs
-from sweepgen.outtree import OutputTree, read_inside
+from sweepgen.fs import safefs
+from sweepgen.fs.outtree import OutputTree, read_inside
+from sweepgen.fs.safefs import UnsafePath, write_atomic
 from sweepgen.run.core.base import write_json_atomic
-from sweepgen.safefs import UnsafePath, write_atomic
-from sweepgen_trainer.outputs import atomic_write_text
+from sweepgen_trainer.rundir.outputs import atomic_write_text
 
 
 @pytest.mark.parametrize("mask,mode", [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from sweepgen.tomllines import error_place, key_place, toml_lines
+from sweepgen.formats.tomllines import error_place, key_place, toml_lines
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sweepgen.errors import SpecError
-from sweepgen.yamlio import loads
-from sweepgen.yamlwrite import dumps
+from sweepgen.formats.yamlio import loads
+from sweepgen.formats.yamlwrite import dumps
 
 
 @pytest.mark.parametrize(

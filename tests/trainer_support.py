@@ -100,8 +100,8 @@ def debate_trainer(cfg: RunConfig, run_root: Path) -> tuple[Any, list[dict[str, 
     from datasets import Dataset
 
     from sweepgen_trainer import data, models
-    from sweepgen_trainer.outputs import RunDir
     from sweepgen_trainer.run import build_trainer
+    from sweepgen_trainer.rundir.outputs import RunDir
 
     model, tokenizer = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")
     rows = data.load_rows(cfg.data)

@@ -1,5 +1,5 @@
 """``python -m sweepgen_trainer CONFIG.yaml``: train one run. Exit 0 ok, 2 bad config or diverged, 70 a bug,
-128+signum stopped by a signal (143 SIGTERM, 130 SIGINT, 140 SIGUSR2; trainer/signals.py)."""
+128+signum stopped by a signal (143 SIGTERM, 130 SIGINT, 140 SIGUSR2; trainer/training/signals.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import os
 import sys
 import traceback
 
-from sweepgen import yamlio
 from sweepgen.errors import SweepgenError
-from sweepgen_trainer.signals import Stopped
+from sweepgen.formats import yamlio
+from sweepgen_trainer.training.signals import Stopped
 
 
 def main(argv: list[str] | None = None) -> int:

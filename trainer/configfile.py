@@ -13,8 +13,8 @@ from typing import Any
 
 import pydantic
 
-from sweepgen import yamlio
 from sweepgen.errors import ConfigError, Location, SweepgenError
+from sweepgen.formats import yamlio
 from sweepgen_trainer.config import RunConfig
 
 

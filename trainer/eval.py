@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sweepgen.errors import ConfigError, SweepgenError
 
 if TYPE_CHECKING:  # annotations only: --help answers before the trainer loads
-    from sweepgen_trainer.outputs import RunDir
+    from sweepgen_trainer.rundir.outputs import RunDir
 
 
 def _parse_scales(text: str) -> tuple[float, float]:
@@ -37,10 +37,10 @@ def _evaluate(
     run_dir: Path, checkpoint: str | None = None, scales: tuple[float, float] | None = None
 ) -> dict[str, Any]:
     from sweepgen_trainer.configfile import load_config  # noqa: PLC0415 - lazy: --help and bad arguments answer before the trainer loads
-    from sweepgen_trainer.outputs import RunDir  # noqa: PLC0415 - lazy: as above
     from sweepgen_trainer.routing.checkpoint import load_routed_model  # noqa: PLC0415 - lazy: as above
     from sweepgen_trainer.routing.evaluation import evaluate_run  # noqa: PLC0415 - lazy: as above
     from sweepgen_trainer.routing.trainer import nest_eval  # noqa: PLC0415 - lazy: as above (torch and TRL load here)
+    from sweepgen_trainer.rundir.outputs import RunDir  # noqa: PLC0415 - lazy: as above
 
     rd = RunDir(run_dir)
     if not rd.config.is_file():

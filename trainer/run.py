@@ -19,11 +19,11 @@ from sweepgen_trainer import data as data_mod
 from sweepgen_trainer.config import RunConfig
 from sweepgen_trainer.configfile import load_config_doc, locate
 from sweepgen_trainer.grpo_args import grpo_config_from, grpo_kwargs
-from sweepgen_trainer.outputs import RunDir, config_yaml, read_jsonl, truncation_warning
-from sweepgen_trainer.signals import GracefulStop, cycle_steps
+from sweepgen_trainer.rundir.outputs import RunDir, config_yaml, read_jsonl, truncation_warning
+from sweepgen_trainer.training.signals import GracefulStop, cycle_steps
 
 if TYPE_CHECKING:
-    from sweepgen_trainer.grpo import SweepgenGRPOTrainer
+    from sweepgen_trainer.training.grpo import SweepgenGRPOTrainer
 
 
 def _preflight(cfg: RunConfig) -> RunDir:
@@ -55,7 +55,7 @@ def run(
 ) -> dict[str, Any]:
     """Train ``cfg`` to the end (resuming if it was interrupted) and return summary.json's content.
 
-    SIGTERM, SIGINT and SIGUSR2 stop it gracefully (trainer/signals.py): the current step finishes,
+    SIGTERM, SIGINT and SIGUSR2 stop it gracefully (trainer/training/signals.py): the current step finishes,
     a checkpoint is saved and ``Stopped`` is raised instead of writing summary.json.
     ``config_path``: the file ``cfg`` came from; a sweep lock beside it names the sweep for tracking."""
     if not ranks.is_main():  # under DDP, rank 0 alone speaks: each line of run.log once
@@ -241,7 +241,7 @@ def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
         from sweepgen_trainer.debate.trainer import DebateGRPOTrainer  # noqa: PLC0415 - lazy: as above
 
         return DebateGRPOTrainer
-    from sweepgen_trainer.grpo import SweepgenGRPOTrainer  # noqa: PLC0415 - lazy: as above
+    from sweepgen_trainer.training.grpo import SweepgenGRPOTrainer  # noqa: PLC0415 - lazy: as above
 
     return SweepgenGRPOTrainer
 

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames, paths, yamlio
+from sweepgen import paths
 from sweepgen.errors import ConfigError
+from sweepgen.formats import yamlio
+from sweepgen.fs import filenames
 from sweepgen_trainer.config import RunConfig
 
 SAMPLE_COLUMNS = ("step", "prompt", "completion", "reward")
@@ -60,7 +62,8 @@ def sweep_context(config_path: str | Path | None) -> SweepContext:
     if not any(isinstance(e, dict) and e.get("path") == path.name for e in lock.get("files") or ()):
         return SweepContext()
     # The lock keeps a variant's values as a difference from its base (every version differently);
-    # the rendered config holds them resolved, as sweepgen.compile.output.lock.Lock.values reads them.
+    # the rendered config holds them resolved, as sweepgen.compile.output.lockfile.lock.Lock.values reads
+    # them.
     config = yamlio.load(str(path)).data
     varying = [p for p in lock.get("varying") or () if isinstance(p, str)]
     values = {p: v for p in varying if (v := paths.get(config, p)) is not paths.MISSING}

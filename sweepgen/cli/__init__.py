@@ -7,7 +7,7 @@ Exit codes: 0 ok, 1 a check found problems, 2 bad input, 70 internal error (a bu
 
 from __future__ import annotations
 
-from sweepgen.run.core import stop_signals as _stop_signals
+from sweepgen.run.core.stopping import stop_signals as _stop_signals
 
 if _stop_signals.is_program():  # first: a SIGTERM/SIGHUP from here on is remembered, not a kill
     _stop_signals.defer()
@@ -110,7 +110,7 @@ class _SweepgenGroup(click.Group):
         self, args: list[str], prog_name: str | None, complete_var: str | None, **extra: Any
     ) -> Any:
         """click's own main; SIGTERM/SIGHUP stay remembered for `run` (its loops act on them), any
-        other command gets their handlers back (run/core/stop_signals.py); Ctrl-C is an interrupt
+        other command gets their handlers back (run/core/stopping/stop_signals.py); Ctrl-C is an interrupt
         again for every command, one pressed while the program loaded raised now."""
         _stop_signals.interrupt_back()
         if next((a for a in args if not a.startswith("-")), None) != "run":
@@ -234,7 +234,7 @@ def _usage_error(err: click.UsageError) -> str:
 
 def _os_fault(err: OSError) -> int:
     """Exit 2 with the path and a hint for an environment fault; anything else is a bug (70)."""
-    from sweepgen.safefs import hint_for, is_environment_fault
+    from sweepgen.fs.safefs import hint_for, is_environment_fault
 
     if not is_environment_fault(err):
         traceback.print_exc()
@@ -264,7 +264,7 @@ class _OsFault(Exception):
 
 
 def _stdout_fault(err: OSError) -> int:
-    from sweepgen.safefs import hint_for
+    from sweepgen.fs.safefs import hint_for
 
     # later flushes (at interpreter exit) go nowhere instead of failing again; CliRunner has no fd
     with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):

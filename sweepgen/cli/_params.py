@@ -38,7 +38,7 @@ SECONDS = _Seconds()
 
 def only_option(what: str = "Only these runs") -> Callable[[F], F]:
     """`--only NAME` as `run`, `status` and `cancel` take it: one option, one spelling (the names are
-    matched by sweepgen.run.core.tasks.select)."""
+    matched by sweepgen.run.core.plan.tasks.select)."""
     return click.option(
         "--only",
         multiple=True,
@@ -57,7 +57,7 @@ def output_root_option(help_text: str) -> Callable[[F], F]:
             from sweepgen import settings
 
             return settings.load().output_root()
-        from sweepgen.confine import in_git_folder
+        from sweepgen.fs.confine import in_git_folder
 
         if in_git_folder(os.path.realpath(value), "/"):
             raise UserError(
@@ -109,7 +109,7 @@ def trusting(param: str) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            from sweepgen import runfs
+            from sweepgen.fs import runfs
 
             with runfs.trust(kwargs[param]):
                 return fn(*args, **kwargs)

@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 
 import click
 
-from sweepgen import jsonfloat
 from sweepgen.cli._console import safe_text
 from sweepgen.escape import csv_cell, line
+from sweepgen.formats import jsonfloat
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -119,7 +119,7 @@ def _rendered_tasks(folder: str) -> list[RunTask] | None:
     from pathlib import Path
 
     from sweepgen.errors import UserError
-    from sweepgen.run.core.tasks import load_sweep
+    from sweepgen.run.core.plan.tasks import load_sweep
 
     try:
         return load_sweep(Path(folder)).tasks
@@ -130,7 +130,7 @@ def _rendered_tasks(folder: str) -> list[RunTask] | None:
 def _bundled_trainer_configs(tasks: list[RunTask] | None) -> bool:
     """Whether the configs just rendered are the bundled trainer's (its sections only)."""
     from sweepgen.errors import UserError
-    from sweepgen.run.core.tasks import check_bundled_configs
+    from sweepgen.run.core.plan.tasks import check_bundled_configs
 
     if tasks is None:
         return True

@@ -16,7 +16,7 @@ from sweepgen.cli._table import emit, format_option
 from sweepgen.escape import line
 
 if TYPE_CHECKING:  # the compiler loads when the command runs
-    from sweepgen.compile.output.writer import Outcome
+    from sweepgen.compile.output.write.writer import Outcome
 
 
 @click.command()
@@ -32,7 +32,7 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
     Without SPECs: the specs of [tool.sweepgen] in pyproject.toml (as `check` finds them)."""
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
     from sweepgen.compile import api
-    from sweepgen.compile.output.lock import LOCK_NAME
+    from sweepgen.compile.output.lockfile.lock import LOCK_NAME
     from sweepgen.compile.schema import validate as schema
 
     started = time.perf_counter()

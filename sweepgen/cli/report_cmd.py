@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sweepgen import direction, filenames, jsonfloat
+from sweepgen import direction
 from sweepgen.cli import _console
 from sweepgen.cli._params import read_budget_option, trusting
+from sweepgen.formats import jsonfloat
+from sweepgen.fs import filenames
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
     from rich.console import Console

@@ -203,7 +203,7 @@ def run(
     _quick_exit()
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.cli._run_display import RichDisplay, print_decided, print_result, print_search
-    from sweepgen.run.core.sweep_state import RunOptions
+    from sweepgen.run.core.sweepfile.sweep_state import RunOptions
     from sweepgen.run.sweep.grid import RunRequest, RunResult
     from sweepgen.run.sweep.start import SearchResult
     from sweepgen.run.sweep.start import run as run_any

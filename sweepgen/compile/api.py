@@ -13,23 +13,24 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sweepgen import confine, runfs, safefs, settings
+from sweepgen import settings
 from sweepgen.compile.output import gc_state
-from sweepgen.compile.output.lock import Lock
+from sweepgen.compile.output.lockfile.lock import Lock
 from sweepgen.compile.output.pipeline import Plan, compile_spec, variants_of, varying_paths
 from sweepgen.compile.schema import export as schema_export
 from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.schema import validate as schema
 from sweepgen.compile.spec import limits
-from sweepgen.compile.spec.context import sweep_view
-from sweepgen.compile.spec.expand import Expansion
 from sweepgen.compile.spec.model import NAME_HINT, SpecModel, display_path, load_spec, name_problem
+from sweepgen.compile.spec.variants.context import sweep_view
+from sweepgen.compile.spec.variants.expand import Expansion
 from sweepgen.errors import Location, SpecError, UserError
+from sweepgen.fs import confine, runfs, safefs
 
 if TYPE_CHECKING:  # loaded by render/check when they run: `diff SPEC:VARIANT` only expands a spec
     from sweepgen.compile.check.committed import Report
     from sweepgen.compile.check.fast import Trust
-    from sweepgen.compile.output.writer import Outcome
+    from sweepgen.compile.output.write.writer import Outcome
 
 
 def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
@@ -87,7 +88,8 @@ def render(
     """Compile every spec (None: the project's specs, ``project_specs``), then (unless ``dry_run``)
     write them all; nothing is written on any error.
 
-    Returns one ``sweepgen.compile.output.writer.Outcome`` per spec: what was (or would be) created, updated,
+    Returns one ``sweepgen.compile.output.write.writer.Outcome`` per spec: what was (or would be) created,
+    updated,
     left unchanged and removed.
     """
     # A spec whose lock proves nothing changed (every input and file has its recorded hash; see
@@ -95,7 +97,7 @@ def render(
     if spec_paths is None:
         spec_paths = project_specs()
     from sweepgen.compile.check.fast import trusted  # noqa: PLC0415 - see TYPE_CHECKING above
-    from sweepgen.compile.output import writer  # noqa: PLC0415 - see TYPE_CHECKING above
+    from sweepgen.compile.output.write import writer  # noqa: PLC0415 - see TYPE_CHECKING above
 
     trusts = {path: trusted(path, out_root) for path in spec_paths}
     unchanged = _unchanged(spec_paths, trusts)
@@ -157,7 +159,7 @@ def _compile_all(
 def _outcomes(
     spec_paths: list[str], unchanged: dict[str, Lock | None], planned: list[Outcome], out_root: str
 ) -> list[Outcome]:
-    from sweepgen.compile.output import writer  # noqa: PLC0415 - see TYPE_CHECKING above
+    from sweepgen.compile.output.write import writer  # noqa: PLC0415 - see TYPE_CHECKING above
 
     compiled = iter(planned)
     outcomes = []

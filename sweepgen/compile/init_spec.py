@@ -22,10 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen import escape, output_keys, paths, yamlio
+from sweepgen import escape, output_keys, paths
 from sweepgen.compile.spec import project
 from sweepgen.errors import Location, UserError
-from sweepgen.tomllines import error_place, key_place
+from sweepgen.formats import yamlio
+from sweepgen.formats.tomllines import error_place, key_place
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -13,27 +13,27 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from sweepgen.compile.output import lock, lock_digest
-from sweepgen.compile.output.lock import DECIDE_STATE_NAME, LOCK_NAME, RUN_STATE_NAME, Lock, LockFile
-from sweepgen.compile.output.lock_where import placed
+from sweepgen.compile.output.lockfile import lock, lock_digest
+from sweepgen.compile.output.lockfile.lock import DECIDE_STATE_NAME, LOCK_NAME, RUN_STATE_NAME, Lock, LockFile
+from sweepgen.compile.output.lockfile.lock_where import placed
 from sweepgen.compile.output.rundir import YAML_SUFFIXES
-from sweepgen.compile.spec import slurm_request, slurm_time
-from sweepgen.compile.spec.plain_value import PLAIN_HINT, plain
-from sweepgen.compile.spec.shape_names import LAUNCHERS, SHAPE_KEYS
+from sweepgen.compile.spec.request import slurm_request, slurm_time
+from sweepgen.compile.spec.request.shape_names import LAUNCHERS, SHAPE_KEYS
+from sweepgen.compile.spec.variants.plain_value import PLAIN_HINT, plain
 
 if TYPE_CHECKING:  # what the names loaded on use below are, for type checkers
     from sweepgen.compile import api
-    from sweepgen.compile.output.inputs import spec_digest
+    from sweepgen.compile.output.lockfile.inputs import spec_digest
     from sweepgen.compile.output.pipeline import compile_expansion, lock_entries
     from sweepgen.compile.output.render import RenderedFile
     from sweepgen.compile.schema.trl_cli import COMMANDS as TRL_COMMANDS
     from sweepgen.compile.schema.validate import load_validator
-    from sweepgen.compile.spec import trials
-    from sweepgen.compile.spec.context import sweep_view
-    from sweepgen.compile.spec.executor_resources import EXECUTOR_RESOURCES
     from sweepgen.compile.spec.model import Spec, load_spec
-    from sweepgen.compile.spec.search_block import SearchBlock
-    from sweepgen.compile.spec.trials import trial_name
+    from sweepgen.compile.spec.request.executor_resources import EXECUTOR_RESOURCES
+    from sweepgen.compile.spec.sampling.search_block import SearchBlock
+    from sweepgen.compile.spec.variants import trials
+    from sweepgen.compile.spec.variants.context import sweep_view
+    from sweepgen.compile.spec.variants.trials import trial_name
 
 __all__ = [
     "DECIDE_STATE_NAME",
@@ -75,7 +75,7 @@ def __getattr__(name: str) -> Any:
     if name in ("compile_expansion", "lock_entries", "RenderedFile", "spec_digest"):
         return _output(name)
     if name == "EXECUTOR_RESOURCES":
-        from sweepgen.compile.spec import executor_resources  # noqa: PLC0415 - loaded on use (pydantic)
+        from sweepgen.compile.spec.request import executor_resources  # noqa: PLC0415 - loaded on use (pydantic)
 
         return executor_resources.EXECUTOR_RESOURCES
     if name == "load_validator":
@@ -94,8 +94,10 @@ def __getattr__(name: str) -> Any:
 
 
 def _spec(name: str) -> Any:
-    from sweepgen.compile.spec import context, model, search_block  # noqa: PLC0415 - loaded on use (pydantic)
-    from sweepgen.compile.spec import trials as trials_module  # noqa: PLC0415 - as above
+    from sweepgen.compile.spec import model  # noqa: PLC0415 - loaded on use (pydantic)
+    from sweepgen.compile.spec.sampling import search_block  # noqa: PLC0415 - loaded on use (pydantic)
+    from sweepgen.compile.spec.variants import context  # noqa: PLC0415 - loaded on use (pydantic)
+    from sweepgen.compile.spec.variants import trials as trials_module  # noqa: PLC0415 - as above
 
     found: dict[str, Any] = {
         "trials": trials_module,
@@ -109,7 +111,8 @@ def _spec(name: str) -> Any:
 
 
 def _output(name: str) -> Any:
-    from sweepgen.compile.output import inputs, pipeline, render  # noqa: PLC0415 - loaded on use (jinja2)
+    from sweepgen.compile.output import pipeline, render  # noqa: PLC0415 - loaded on use (jinja2)
+    from sweepgen.compile.output.lockfile import inputs  # noqa: PLC0415 - loaded on use (jinja2)
 
     found: dict[str, ModuleType | Any] = {
         "compile_expansion": pipeline.compile_expansion,

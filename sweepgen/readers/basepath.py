@@ -2,7 +2,7 @@
 
 The two files named on the command line are trusted; the bases they name (mmengine ``_base_``,
 relative imports, Hydra/NeMo-RL ``defaults:``) are text a pull request wrote, so a base is a path
-from a file's contents and follows ``sweepgen.confine``'s rule: resolved (``..`` and links at any
+from a file's contents and follows ``sweepgen.fs.confine``'s rule: resolved (``..`` and links at any
 level), it lies inside the project of the file named on the command line, or the diff ends with
 exit 2 naming the file that lists it. Without that, ``_base_ = '../../secret.yaml'`` (or a committed
 link) would print another file's values into a CI log.
@@ -14,9 +14,9 @@ import os
 import stat
 from pathlib import Path
 
-from sweepgen import confine
 from sweepgen.errors import ConfigError, Location
-from sweepgen.safefs import kind_of
+from sweepgen.fs import confine
+from sweepgen.fs.safefs import kind_of
 
 
 def root_of(named: str | Path) -> str:

@@ -17,8 +17,8 @@ import functools
 from pathlib import Path
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.fs.safefs import kind_of as kind_of_mode
 from sweepgen.readers.model import MAX_VALUES, ReadResult, tree_size
-from sweepgen.safefs import kind_of as kind_of_mode
 
 SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch", ".slurm")
 # which reader each suffix gets, and the names `--as` forces one by

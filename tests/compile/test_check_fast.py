@@ -16,7 +16,8 @@ import pytest
 
 from sweepgen.compile import api
 from sweepgen.compile.check import fast as check_fast
-from sweepgen.compile.output import lock, pipeline
+from sweepgen.compile.output import pipeline
+from sweepgen.compile.output.lockfile import lock
 
 SPEC = """\
 sweepgen: 1
@@ -232,8 +233,8 @@ def test_a_schema_module_is_recorded_the_same_way_on_every_machine(proj):
     project): the distribution and version, never a machine's path or a hash of its site-packages."""
     import importlib.metadata
 
-    from sweepgen.compile.output.inputs import module_identity
-    from sweepgen.compile.output.module_digest import source_digest
+    from sweepgen.compile.output.lockfile.inputs import module_identity
+    from sweepgen.compile.output.lockfile.module_digest import source_digest
 
     assert module_identity("schema_mod") == source_digest("schema_mod", str(proj / "schema_mod.py"))
     assert len(module_identity("schema_mod")) == 64

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from spec_support import HEAD, write_project
 
 from sweepgen.cli import main
-from sweepgen.compile.output import lock
+from sweepgen.compile.output.lockfile import lock
 from sweepgen.compile.output.pipeline import compile_spec
 from sweepgen.compile.spec.model import SAFE_NAME
-from sweepgen.compile.spec.plain_value import PLAIN_VALUE
+from sweepgen.compile.spec.variants.plain_value import PLAIN_VALUE
 from sweepgen.errors import ValidationError
-from sweepgen.run.core.tasks import load_sweep
+from sweepgen.run.core.plan.tasks import load_sweep
 
 BODY = """\
 variants:

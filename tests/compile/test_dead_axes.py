@@ -1,4 +1,4 @@
-"""Every swept value reaches the files (compile/output/dead_axes.py): an axis whose variants render
+"""Every swept value reaches the files (compile/output/verify/dead_axes.py): an axis whose variants render
 the same file apart from their names and run folders is an error at the axis's line, since their
 runs would be one run twice; an axis the template writes anywhere, even under a condition, passes."""
 

@@ -6,7 +6,7 @@ import pytest
 from spec_support import HEAD, write_project
 
 from sweepgen.compile.api import load_and_expand
-from sweepgen.compile.output import lock
+from sweepgen.compile.output.lockfile import lock
 from sweepgen.compile.output.pipeline import compile_spec
 from sweepgen.errors import SpecError, TemplateError, ValidationError
 

@@ -10,8 +10,8 @@ from spec_support import HEAD, write_project
 from sweepgen import paths
 from sweepgen.compile.api import load_and_expand
 from sweepgen.compile.schema.validate import check_schema, load_validator
-from sweepgen.compile.spec.constraints import check_constraints
-from sweepgen.compile.spec.gate import check_gate
+from sweepgen.compile.spec.variants.constraints import check_constraints
+from sweepgen.compile.spec.variants.gate import check_gate
 from sweepgen.errors import SpecError, ValidationError
 from sweepgen.paths import matches
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sweepgen import yamlio
 from sweepgen.cli import main
+from sweepgen.formats import yamlio
 
 CONFIG = "model: tiny\nbeta: 0.04\nloss_type: grpo\nseed: 1\ntraining: {lr: 1.0e-5}\n"
 

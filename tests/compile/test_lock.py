@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sweepgen import __version__, paths
 from sweepgen.compile import api
-from sweepgen.compile.output import lock
+from sweepgen.compile.output.lockfile import lock
 from sweepgen.compile.output.pipeline import compile_spec, sha256
 from sweepgen.errors import UserError
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fs_support import ENV, snapshot
 
-from sweepgen.compile.output import lock_digest
+from sweepgen.compile.output.lockfile import lock_digest
 
 BOUND = 60  # seconds; generous, the machine may be loaded
 EDIT = b"# a hand edit\n"

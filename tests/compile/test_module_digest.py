@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sweepgen.compile.output.module_digest import released_version, source_digest
+from sweepgen.compile.output.lockfile.module_digest import released_version, source_digest
 
 
 def _package(root, files):

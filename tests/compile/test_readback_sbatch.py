@@ -1,5 +1,5 @@
 """A rendered batch script whose #SBATCH directives sbatch would ignore or refuse stops the render
-(compile/output/sbatch_directives.py): a directive below the first command (sbatch stops reading
+(compile/output/verify/sbatch_directives.py): a directive below the first command (sbatch stops reading
 there, so the value is silently not applied), a first line that is not `#!` (sbatch refuses the
 script), a directive with a quote left open (sbatch refuses it). Scripts sbatch reads as written,
 and `#SBATCH` text that is no directive (in a here-document), pass."""
@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from sweepgen.cli import main
-from sweepgen.compile.output import readback
+from sweepgen.compile.output.verify import readback
 
 HEAD = "#!/bin/bash\n#SBATCH --job-name=x\n"
 

@@ -18,7 +18,7 @@ import pytest
 from fs_support import ENV, cli, leftovers, outside_project, snapshot, write_spec
 
 from sweepgen.compile.output.parallel import PARALLEL_MIN
-from sweepgen.outtree import OutputTree
+from sweepgen.fs.outtree import OutputTree
 
 NEW = "changed: {{ training.seed }}\n"
 JOURNAL = ".sweepgen-journal.json"
@@ -228,7 +228,7 @@ def test_a_first_render_interrupted_leaves_a_journal_the_next_render_takes(
 ) -> None:
     """A journal's size is bounded by the entries the sweep's files take: with no lock yet (the first
     render was interrupted) the plan's files count, or a large sweep's own journal was refused."""
-    from sweepgen.compile.output import journal
+    from sweepgen.compile.output.write import journal
 
     monkeypatch.setattr(journal, "_SLACK", 0)  # the bound is the entries' alone, as in a large sweep
     write_spec(proj, 6)

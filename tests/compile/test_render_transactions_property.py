@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from sweepgen.compile import api
 from sweepgen.errors import SweepgenError
-from sweepgen.outtree import OutputTree
+from sweepgen.fs.outtree import OutputTree
 
 TEMPLATES = [
     "seed: {{ training.seed }}\n",

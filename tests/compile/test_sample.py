@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from spec_support import write_project
 
 from sweepgen.compile.api import load_and_expand
-from sweepgen.compile.spec import sample as sampling
+from sweepgen.compile.spec.sampling import sample as sampling
 from sweepgen.errors import SpecError, ValidationError
 
 SAMPLE = """\
@@ -69,7 +69,7 @@ def test_draws_stay_in_their_ranges_and_choices(project):
 def test_sampled_paths_need_no_allow_but_other_differences_do(project):
     e = expand(project, SAMPLE)
     assert e.variants  # the gate runs on render/check; run it through the pipeline here
-    from sweepgen.compile.spec.gate import check_gate
+    from sweepgen.compile.spec.variants.gate import check_gate
 
     check_gate(e)
     bad = SAMPLE.replace("allow: [streamer.strategy]\n", "")

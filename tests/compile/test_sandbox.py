@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from sweepgen.compile.template.sandbox import pyrepr
 from sweepgen.compile.template.yamlfilter import YamlWriter, to_yaml, yaml_scalar
+from sweepgen.formats.yamlio import loads
 from sweepgen.paths import same
-from sweepgen.yamlio import loads
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp", "Co", "Cn")), max_size=8)
 SCALARS = st.one_of(

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 from spec_support import write_project
 
 from sweepgen.compile.spec.model import load_spec
-from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.compile.spec.sampling.search_block import SearchBlock
 from sweepgen.errors import SpecError
 
 AXES = {"training.lr": {"log_uniform": [1.0e-6, 1.0e-4]}}

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from spec_support import HEAD
 
 from sweepgen.cli import main
-from sweepgen.compile.spec.trials import PROBE_CHOICES, _probed_choices
+from sweepgen.compile.spec.variants.trials import PROBE_CHOICES, _probed_choices
 
 N = 100_000
 

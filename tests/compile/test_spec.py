@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from spec_support import HEAD, write_project
 
-from sweepgen.compile.spec import resources as spec_resources
 from sweepgen.compile.spec.model import load_spec
+from sweepgen.compile.spec.request import resources as spec_resources
 from sweepgen.errors import SpecError
 
 

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from spec_support import write_project
 
-from sweepgen.compile.output import lock
-from sweepgen.compile.spec import resources as spec_resources
+from sweepgen.compile.output.lockfile import lock
 from sweepgen.compile.spec.model import load_spec
-from sweepgen.compile.spec.resources import Resources
+from sweepgen.compile.spec.request import resources as spec_resources
+from sweepgen.compile.spec.request.resources import Resources
 from sweepgen.errors import ConfigError, SpecError
 from sweepgen.run.core.shape import RunShape, shape_from_lock
 
@@ -148,7 +148,7 @@ def test_every_accepted_shape_reads_back_the_same(nodes, gpus, procs, launcher):
 
 
 def _doc():
-    from sweepgen import yamlio
+    from sweepgen.formats import yamlio
 
     return yamlio.loads("resources: {}\n", "s.yaml", max_nodes=None)
 
@@ -162,7 +162,7 @@ def test_a_key_no_executor_takes_is_refused_at_its_place_with_the_closest_key(pr
 
 
 def test_the_spec_takes_every_key_some_executor_declares_and_only_those():
-    from sweepgen.compile.spec.executor_resources import EXECUTOR_RESOURCES, RunResources
+    from sweepgen.compile.spec.request.executor_resources import EXECUTOR_RESOURCES, RunResources
 
     declared = {key for section in EXECUTOR_RESOURCES.values() for key in section.model_fields}
     assert set(Resources.model_fields) == declared

@@ -13,10 +13,10 @@ from spec_support import BASE, HEAD, write_project
 from sweepgen.compile import api
 from sweepgen.compile.check import fast as check_fast
 from sweepgen.compile.output import pipeline
-from sweepgen.compile.spec.context import sweep_view
-from sweepgen.compile.spec.derive import derive
-from sweepgen.compile.spec.expand import expand
 from sweepgen.compile.spec.model import load_spec
+from sweepgen.compile.spec.variants.context import sweep_view
+from sweepgen.compile.spec.variants.derive import derive
+from sweepgen.compile.spec.variants.expand import expand
 
 BODY = """\
 variants:

@@ -1,4 +1,4 @@
-"""A config value keeps its type in the rendered file (compile/output/value_types.py): a string a
+"""A config value keeps its type in the rendered file (compile/output/verify/value_types.py): a string a
 template writes bare that reads as a number, boolean or null, a number or boolean it writes in
 quotes, a null it writes as `None`, stop the render at `template:` naming the variant, file, line and
 path; a template that keeps each type (`to_yaml`, `to_json`, quotes around strings) renders."""
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.cli import main
-from sweepgen.compile.output import value_types
+from sweepgen.compile.output.verify import value_types
 
 
 def _render(root: Path, template: str, base: dict, suffix: str = "yaml") -> tuple[int, str]:

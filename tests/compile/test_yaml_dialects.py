@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen import yamlio
 from sweepgen.cli import main
 from sweepgen.errors import UserError
+from sweepgen.formats import yamlio
 
 SPEC = """\
 sweepgen: 1
@@ -79,7 +79,7 @@ def test_what_to_yaml_writes_always_reads_alike(value):
 def test_the_scan_never_misses_a_value_the_two_read_apart(word):
     """The scan decides whether a file is parsed both ways: a scalar the two readings tell apart,
     as a mapping value, a list item or a flow item, is always flagged."""
-    from sweepgen.compile.output.yaml_dialects import suspect
+    from sweepgen.compile.output.verify.yaml_dialects import suspect
 
     for doc in (f"v: {word}\n", f"v:\n  - {word}\n", f"v: [{word}]\n"):
         try:

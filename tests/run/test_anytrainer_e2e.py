@@ -126,7 +126,7 @@ def test_run_help_says_when_a_run_is_finished():
 def test_a_foreign_run_stopped_by_sweepgen_is_cancelled_even_if_it_exits_0(tmp_path, monkeypatch):
     """Exit 0 proves nothing about a run sweepgen stopped: a trainer may treat SIGTERM as "done"."""
     from sweepgen.run.core.base import ExecutorOptions, RunState
-    from sweepgen.run.core.tasks import load_sweep, parse_command
+    from sweepgen.run.core.plan.tasks import load_sweep, parse_command
     from sweepgen.run.local.executor import LocalExecutor
 
     monkeypatch.chdir(tmp_path)

@@ -25,9 +25,10 @@ import pytest
 from run_support import LOADED_S, WAITER, make_sweep, output_of
 from search_support import sweepgen
 
-from sweepgen.run.core import boot_clock, queue_cancel
+from sweepgen.run.core import boot_clock
 from sweepgen.run.core.base import ExecutorOptions, RunState, read_status
-from sweepgen.run.core.tasks import load_sweep, parse_command
+from sweepgen.run.core.plan.tasks import load_sweep, parse_command
+from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.local import executor as local_executor
 from sweepgen.run.sweep import watch
 

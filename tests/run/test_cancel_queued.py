@@ -15,7 +15,7 @@ from pathlib import Path
 from run_support import LOADED_S, WAITER, make_sweep, output_of
 from search_support import sweepgen
 
-from sweepgen.run.core import queue_cancel
+from sweepgen.run.core.stopping import queue_cancel
 
 
 def _starts(run: Path) -> int:

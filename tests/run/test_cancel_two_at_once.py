@@ -11,14 +11,14 @@ from pathlib import Path
 
 from run_support import LOADED_S
 
-from sweepgen.run.core import queue_cancel
+from sweepgen.run.core.stopping import queue_cancel
 
 # asks for run `a`, pausing once it has read the request file (until `go` exists): a `cancel` slow
 # between its read and its write
 SLOW_ASK = """\
 import sys, time
 from pathlib import Path
-from sweepgen.run.core import queue_cancel
+from sweepgen.run.core.stopping import queue_cancel
 folder = Path(sys.argv[1])
 read = queue_cancel._asked
 def paused(*args):
@@ -30,7 +30,7 @@ def paused(*args):
 queue_cancel._asked = paused
 queue_cancel.ask(folder, ["a"])
 """
-ASK = "import sys; from pathlib import Path; from sweepgen.run.core import queue_cancel; "
+ASK = "import sys; from pathlib import Path; from sweepgen.run.core.stopping import queue_cancel; "
 ASK += "queue_cancel.ask(Path(sys.argv[1]), ['b'])"
 
 

@@ -112,7 +112,7 @@ def test_a_word_holding_spaces_is_one_value_not_flags(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     _sweep(tmp_path)
-    from sweepgen.run.core.tasks import load_sweep
+    from sweepgen.run.core.plan.tasks import load_sweep
 
     tasks = load_sweep(Path("generated/t"), command=("x", "{config}")).tasks
     command_overrides.check(("python", "t.py", "{config}", "--system_prompt", "Answer, then --beta"), tasks)

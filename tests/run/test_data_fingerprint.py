@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from sweepgen.run.core.tasks import config_fingerprint
+from sweepgen.run.core.plan.tasks import config_fingerprint
 
 
 def test_changed_data_changes_the_fingerprint(tmp_path, monkeypatch):

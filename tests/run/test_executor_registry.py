@@ -15,8 +15,8 @@ from sweepgen.cli import main
 from sweepgen.errors import UserError
 from sweepgen.run.core import registry
 from sweepgen.run.core.base import RunState, RunStatus, RunTask, write_status
+from sweepgen.run.core.plan.tasks import load_sweep
 from sweepgen.run.core.run_view import RunView
-from sweepgen.run.core.tasks import load_sweep
 from sweepgen.run.local.executor import LocalExecutor
 from sweepgen.run.sweep import status as sweep_status
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from run_support import make_config_sweep
 
 from sweepgen.cli import main
-from sweepgen.run.core.tasks import BUNDLED_SECTIONS
+from sweepgen.run.core.plan.tasks import BUNDLED_SECTIONS
 from sweepgen.run.sweep import grid
 from sweepgen_trainer.config import RunConfig
 

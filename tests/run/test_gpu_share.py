@@ -15,7 +15,7 @@ from pathlib import Path
 from run_support import make_sweep
 from search_support import sweepgen
 
-from sweepgen.filenames import GPU_LOCK as LOCK
+from sweepgen.fs.filenames import GPU_LOCK as LOCK
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, read_status
 from sweepgen.run.local import gpu_share

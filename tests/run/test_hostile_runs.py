@@ -209,7 +209,7 @@ def test_run_does_not_hang_on_a_fifo_summary(tmp_path):
 def test_a_journal_controller_name_that_is_a_path_is_never_opened(tmp_path, monkeypatch, name):
     """The study journal names each running trial's controller; a name that is a path or not text
     names no controller (the trial is taken over), and no file anywhere is opened for it."""
-    from sweepgen import runfs
+    from sweepgen.fs import runfs
     from sweepgen.run.search.owner import Owner
 
     monkeypatch.chdir(tmp_path)

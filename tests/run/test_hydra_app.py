@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sweepgen.cli import main
-from sweepgen.run.core.tasks import parse_command
+from sweepgen.run.core.plan.tasks import parse_command
 
 APP = """
 import os

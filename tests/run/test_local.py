@@ -394,8 +394,8 @@ def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):
     # SIGTERM), and the supervisor does the rest (tests/run/test_supervise.py)
     from dataclasses import replace
 
-    from sweepgen.run.core import stop_request
     from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, RunTask, this_host
+    from sweepgen.run.core.stopping import stop_request
     from sweepgen.run.local.executor import LocalExecutor
     from sweepgen.run.local.liveness import proc_start_ticks as _proc_start_ticks
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from run_support import FAKE_COMMAND, make_sweep
 
 from sweepgen.cli import main
-from sweepgen.compile.output.lock import read as read_lock
+from sweepgen.compile.output.lockfile.lock import read as read_lock
 from sweepgen.errors import UserError
 from sweepgen.run.sweep.grid import time_limit
 

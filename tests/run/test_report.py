@@ -273,7 +273,7 @@ def test_a_report_outside_git_or_without_committed_runs_says_nothing_of_git(swee
 def test_a_report_says_when_git_cannot_tell_which_runs_are_committed(sweep, monkeypatch):
     import subprocess
 
-    from sweepgen import gitquery
+    from sweepgen.fs import gitquery
 
     subprocess.run(["git", "init", "-q"], check=True)
     monkeypatch.setattr(gitquery, "_ask", lambda *a, **k: None)  # git missing, failing or overrunning

@@ -17,7 +17,7 @@ import pytest
 from run_support import make_config_sweep, output_of
 from trainer_support import read_jsonl, subprocess_env, tiny_dict, without_timing
 
-from sweepgen_trainer.outputs import RunDir
+from sweepgen_trainer.rundir.outputs import RunDir
 
 pytestmark = [pytest.mark.slow, pytest.mark.train]
 

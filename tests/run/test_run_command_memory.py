@@ -15,7 +15,7 @@ from pathlib import Path
 
 from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 
-from sweepgen.compile.output.lock import RUN_STATE_NAME
+from sweepgen.compile.output.lockfile.lock import RUN_STATE_NAME
 from sweepgen.run.core.base import RunState, read_status
 from sweepgen.run.core.runlock import is_held
 

@@ -181,7 +181,7 @@ def test_the_signals_are_deferred_only_when_sweepgen_is_the_program():
     """A library caller (this test runner) importing the CLI keeps its own SIGTERM handling."""
     import sweepgen.cli
 
-    assert signal.getsignal(signal.SIGTERM) is not sweepgen.run.core.stop_signals._remember
+    assert signal.getsignal(signal.SIGTERM) is not sweepgen.run.core.stopping.stop_signals._remember
 
 
 def _pending(pid: int, sig: int) -> bool:

@@ -120,7 +120,7 @@ def test_a_queued_run_that_another_process_ran_meanwhile_is_not_started_and_keep
     """The plan saw no status; by the time the queued run's turn came, another `sweepgen run` had
     run it and it failed: it is not started again (no --rerun-failed) and is reported as failed."""
     from sweepgen.run.core.base import ExecutorOptions, RunStatus, write_status
-    from sweepgen.run.core.tasks import load_sweep, parse_command
+    from sweepgen.run.core.plan.tasks import load_sweep, parse_command
     from sweepgen.run.local.executor import LocalExecutor
 
     make_sweep(tmp_path, {"r": {"steps": 1}})

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from test_run_until_decided import FIRST, run, starts
 
 from sweepgen.cli import main
-from sweepgen.compile.output.lock import DECIDE_STATE_NAME
+from sweepgen.compile.output.lockfile.lock import DECIDE_STATE_NAME
 
 arms = decided.arms  # the fixture: a rendered sweep of three arms and eight seeds
 

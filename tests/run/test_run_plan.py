@@ -1,5 +1,5 @@
 """What `sweepgen run` decides to start (sweepgen.run.core.base.plan) and how it reads a sweep's lock
-(sweepgen.run.core.tasks): pure rules, no processes."""
+(sweepgen.run.core.plan.tasks): pure rules, no processes."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from sweepgen.run.core.base import (
     read_status,
     write_status,
 )
-from sweepgen.run.core.tasks import DEFAULT_COMMAND, load_sweep, parse_command, select
+from sweepgen.run.core.plan.tasks import DEFAULT_COMMAND, load_sweep, parse_command, select
 
 
 def _task(tmp_path: Path) -> RunTask:
@@ -269,7 +269,7 @@ def test_a_run_of_another_config_version_is_stale_whatever_its_state(tmp_path, s
 
 
 def test_fingerprints_ignore_yaml_comments_but_not_values(tmp_path):
-    from sweepgen.run.core.tasks import config_fingerprint
+    from sweepgen.run.core.plan.tasks import config_fingerprint
 
     yml, sh = tmp_path / "c.yaml", tmp_path / "c.sh"
     assert config_fingerprint(yml, b"# v1\na: 1\n") == config_fingerprint(yml, b"a: 1  # v2\n")

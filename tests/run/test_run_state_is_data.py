@@ -20,8 +20,10 @@ from run_support import FAKE_COMMAND, make_sweep
 from search_support import sweepgen
 
 from sweepgen.errors import ConfigError
-from sweepgen.run.core import runfiles, stop_request, sweep_origin
+from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host, write_status
+from sweepgen.run.core.stopping import stop_request
+from sweepgen.run.core.sweepfile import sweep_origin
 from sweepgen.run.local import liveness
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.slurm import executor as slurm

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from sweepgen.cli import main
-from sweepgen.compile.output.lock import DECIDE_STATE_NAME
+from sweepgen.compile.output.lockfile.lock import DECIDE_STATE_NAME
 
 SPEC = """\
 sweepgen: 1

@@ -1,4 +1,4 @@
-"""`sweepgen run` reads a generated trainer config as the trainer does (sweepgen.yamlio, YAML 1.2)."""
+"""`sweepgen run` reads a generated trainer config as the trainer does (sweepgen.formats.yamlio, YAML 1.2)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sweepgen import yamlio
 from sweepgen.errors import ConfigError
-from sweepgen.run.core.tasks import config_fingerprint, run_dir_of
+from sweepgen.formats import yamlio
+from sweepgen.run.core.plan.tasks import config_fingerprint, run_dir_of
 
 
 def fingerprint(text: str) -> str:

@@ -26,8 +26,8 @@ from search_support import (
 )
 
 from sweepgen import paths
-from sweepgen.compile.output import lock
-from sweepgen.compile.spec.search_block import PruneMethod, Sampler
+from sweepgen.compile.output.lockfile import lock
+from sweepgen.compile.spec.sampling.search_block import PruneMethod, Sampler
 from sweepgen.run.core.base import RunState, read_status
 from sweepgen.run.search import best_value
 
@@ -220,7 +220,7 @@ def test_the_study_reopens_in_optuna_with_the_best_trial(tmp_path):
 def test_a_journal_line_cut_by_a_kill_is_dropped_before_the_next_append(tmp_path):
     import optuna
 
-    from sweepgen.compile.spec.search_block import SearchBlock
+    from sweepgen.compile.spec.sampling.search_block import SearchBlock
     from sweepgen.run.search import study as search_study
 
     block = SearchBlock.model_validate({"n": 3, "metric": "m", "axes": {"x": {"uniform": [0.0, 1.0]}}})
@@ -236,8 +236,8 @@ def test_a_journal_line_cut_by_a_kill_is_dropped_before_the_next_append(tmp_path
 
 
 def test_the_lock_written_trial_by_trial_is_byte_for_byte_the_pipeline_lock():
-    from sweepgen.compile.output import lock_digest
-    from sweepgen.compile.output.lock import Lock
+    from sweepgen.compile.output.lockfile import lock_digest
+    from sweepgen.compile.output.lockfile.lock import Lock
     from sweepgen.run.search.lock import LockText
 
     base = {"x": 0.5, "y": 0.5, "seed": 0, "output_dir": None}
@@ -316,7 +316,7 @@ def test_repeats_run_each_trial_with_k_seeds_and_tell_the_mean(tmp_path):
 def test_every_sampler_and_pruner_of_the_block_drives_a_study(sampler, method):
     import optuna
 
-    from sweepgen.compile.spec.search_block import SearchBlock
+    from sweepgen.compile.spec.sampling.search_block import SearchBlock
     from sweepgen.run.search import study as search_study
 
     block = SearchBlock.model_validate(
@@ -390,7 +390,7 @@ def test_a_trial_re_attached_after_its_controller_died_is_still_pruned_and_stopp
 def test_a_trial_whose_controller_died_inside_ask_gets_the_rest_of_its_point(tmp_path):
     # Optuna's ask writes the new trial, then each param, as journal lines of their own: a SIGKILL in
     # between leaves a running trial with part of its point; the next `run` draws the rest
-    from sweepgen.compile.spec.search_block import SearchBlock
+    from sweepgen.compile.spec.sampling.search_block import SearchBlock
     from sweepgen.run.search import study as search_study
 
     write_search_project(tmp_path, {"n": 3, "sampler": "random"})

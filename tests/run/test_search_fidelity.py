@@ -18,7 +18,7 @@ from search_support import sweepgen, write_search_project
 
 from sweepgen.compile.spec.model import load_spec
 from sweepgen.run.core.base import Executor, ExecutorOptions, RunState, RunStatus, RunTask
-from sweepgen.run.core.tasks import read_lock
+from sweepgen.run.core.plan.tasks import read_lock
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.search.controller import SearchController
 from sweepgen.run.search.trials import TrialRenderer

@@ -13,7 +13,7 @@ import pytest
 from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 from slurm_support import cli, status_json, wait_until
 
-from sweepgen.run.core.tasks import config_fingerprint
+from sweepgen.run.core.plan.tasks import config_fingerprint
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
 

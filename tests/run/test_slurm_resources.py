@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweepgen.compile.output import lock
+from sweepgen.compile.output.lockfile import lock
 from sweepgen.errors import ConfigError
 from sweepgen.run.slurm.resources import MANAGED_FLAGS, parse_time, resources_from_lock
 

@@ -162,7 +162,7 @@ def test_a_supervisor_dead_before_its_status_never_signals_the_group_an_earlier_
 ):
     """The status file still holds attempt 1 (its supervisor and trainer group long gone, the group's
     number now another process's): the end of attempt 2 is recorded without signalling it."""
-    from sweepgen.run.core.tasks import load_sweep, parse_command
+    from sweepgen.run.core.plan.tasks import load_sweep, parse_command
     from sweepgen.run.local.executor import LocalExecutor, _Child
 
     make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
@@ -316,7 +316,7 @@ def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path, b
     after a cancel that said it had nothing to cancel. ``lost-running``: the start is a
     `--rerun-failed` of a run whose last status says `running` with its supervisor gone; that
     status's pid is nobody's (the cancel said the run could not be stopped from this machine)."""
-    from sweepgen.run.core.tasks import load_sweep, parse_command
+    from sweepgen.run.core.plan.tasks import load_sweep, parse_command
 
     make_sweep(tmp_path, {"r0": {"sleep": 600.0}})
     command = _command(tmp_path)

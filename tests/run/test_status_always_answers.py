@@ -15,7 +15,7 @@ from run_support import make_sweep
 
 from sweepgen.cli import main
 from sweepgen.run.core.base import RunState, RunStatus, write_status
-from sweepgen.run.core.tasks import load_sweep
+from sweepgen.run.core.plan.tasks import load_sweep
 from sweepgen.run.sweep import status as sweep_status
 
 

@@ -1,4 +1,4 @@
-"""run/core/stop_signals.py in processes of their own (signal handlers are process-wide): a stop
+"""run/core/stopping/stop_signals.py in processes of their own (signal handlers are process-wide): a stop
 signal while `run` loads is remembered, never raised inside whatever code is running then, and
 raised at the entry of the first block that can stop what it starts; a signal the process was
 started ignoring stays ignored; and a handled interrupt ends in the exit code chosen, not CPython's
@@ -36,7 +36,7 @@ def test_a_signal_while_deferred_is_remembered_then_raised_before_the_block_runs
     done = _python(
         """
         import os, signal
-        from sweepgen.run.core import stop_signals
+        from sweepgen.run.core.stopping import stop_signals
         stop_signals.defer()
         os.kill(os.getpid(), signal.SIGTERM)
         total = sum(range(100000))  # the load goes on: nothing is raised inside it
@@ -57,7 +57,7 @@ def test_a_signal_inside_the_block_raises_at_once():
     done = _python(
         """
         import os, signal
-        from sweepgen.run.core import stop_signals
+        from sweepgen.run.core.stopping import stop_signals
         stop_signals.defer()
         try:
             with stop_signals.raising_interrupt():
@@ -76,7 +76,7 @@ def test_a_hangup_the_process_was_started_ignoring_stays_ignored():
     done = _python(
         """
         import os, signal
-        from sweepgen.run.core import stop_signals
+        from sweepgen.run.core.stopping import stop_signals
         stop_signals.defer()
         os.kill(os.getpid(), signal.SIGHUP)
         with stop_signals.raising_interrupt():
@@ -94,7 +94,7 @@ def test_another_command_gets_a_remembered_signal_again_and_ends_by_it():
     done = _python(
         """
         import os, signal
-        from sweepgen.run.core import stop_signals
+        from sweepgen.run.core.stopping import stop_signals
         stop_signals.defer()
         os.kill(os.getpid(), signal.SIGTERM)
         print("remembered", flush=True)
@@ -113,7 +113,7 @@ def test_a_handled_interrupt_that_ended_an_exec_exits_with_the_code_chosen(tmp_p
         textwrap.dedent(
             """
             import os, signal, sys
-            from sweepgen.run.core import stop_signals
+            from sweepgen.run.core.stopping import stop_signals
             def stop(signum, frame):
                 raise KeyboardInterrupt
             signal.signal(signal.SIGTERM, stop)
@@ -158,7 +158,7 @@ def test_once_a_command_starts_ctrl_c_is_pythons_keyboard_interrupt_again():
     done = _python(
         """
         import signal
-        from sweepgen.run.core import stop_signals
+        from sweepgen.run.core.stopping import stop_signals
         stop_signals.defer()
         print("held", signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
         stop_signals.interrupt_back()

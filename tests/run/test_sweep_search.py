@@ -14,7 +14,7 @@ from spec_support import write_project
 
 from sweepgen.compile import api
 from sweepgen.errors import UserError
-from sweepgen.run.core.sweep_state import RunOptions
+from sweepgen.run.core.sweepfile.sweep_state import RunOptions
 from sweepgen.run.search.study import journal_path
 from sweepgen.run.sweep.grid import RunRequest, RunResult
 from sweepgen.run.sweep.start import SearchResult, list_matrix, report_target, run

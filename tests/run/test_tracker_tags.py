@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.trackers import tracker_env
+from sweepgen.run.core.plan.trackers import tracker_env
 
 
 def test_naming_paths_are_not_tags():

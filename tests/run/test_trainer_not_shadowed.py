@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from sweepgen.run.core.tasks import DEFAULT_COMMAND
+from sweepgen.run.core.plan.tasks import DEFAULT_COMMAND
 
 
 def test_files_in_the_working_folder_do_not_replace_the_trainer(tmp_path):

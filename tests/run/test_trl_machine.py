@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from run_support import make_config_sweep
 
 from sweepgen.cli import main
-from sweepgen.run.start import trl_precision
+from sweepgen.run.start.trl import trl_precision
 
 # TRL's script run by this interpreter: the run's environment is sweepgen's own
 TRL = f"{shlex.quote(sys.executable)} -m trl.scripts.dpo --config {{config}}"
@@ -217,7 +217,7 @@ def test_datasets_itself_loads_offline_what_the_cache_check_accepts(tmp_path):
     import shutil
     import subprocess
 
-    from sweepgen.run.start import hf_cache
+    from sweepgen.run.start.trl import hf_cache
 
     project, cache = tmp_path / "project", tmp_path / "cache"
     (project / "trl-lib" / "tldr").mkdir(parents=True)

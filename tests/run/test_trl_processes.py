@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from run_support import make_config_sweep
 
 from sweepgen.cli import main
-from sweepgen.run.start import trl_processes
+from sweepgen.run.start.trl import trl_processes
 
 TRL = "trl grpo --config {config}"
 MULTI = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 4\n"

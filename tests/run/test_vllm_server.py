@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from run_support import make_config_sweep
 
 from sweepgen.cli import main
-from sweepgen.run.core.tasks import load_sweep
+from sweepgen.run.core.plan.tasks import load_sweep
 from sweepgen.run.start import vllm_server
 
 SERVER = {"use_vllm": True, "vllm_mode": "server"}

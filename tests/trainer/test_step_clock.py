@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sweepgen_trainer import step_clock
-from sweepgen_trainer.step_clock import KEYS, StepClock
+from sweepgen_trainer.training import step_clock
+from sweepgen_trainer.training.step_clock import KEYS, StepClock
 
 NOW = [0.0]
 

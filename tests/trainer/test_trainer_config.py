@@ -14,7 +14,7 @@ from sweepgen.errors import ConfigError
 from sweepgen_trainer.config import GRPOConfig, RunConfig
 from sweepgen_trainer.configfile import load_config, validate_config
 from sweepgen_trainer.grpo_args import grpo_kwargs
-from sweepgen_trainer.outputs import config_yaml
+from sweepgen_trainer.rundir.outputs import config_yaml
 
 
 def minimal(**extra):

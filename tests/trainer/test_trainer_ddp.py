@@ -16,7 +16,7 @@ import pytest
 from trainer_support import read_jsonl, subprocess_env, tiny_dict, without_timing, write_config
 
 from sweepgen.run.local.pgroup import descendants
-from sweepgen_trainer.checkpoint_check import problem
+from sweepgen_trainer.rundir.checkpoint_check import problem
 
 pytestmark = pytest.mark.train
 

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweepgen_trainer.diversity import diversity, is_degenerate, jaccard, mean_pairwise_jaccard, unique_ratio
+from sweepgen_trainer.rundir.diversity import (
+    diversity,
+    is_degenerate,
+    jaccard,
+    mean_pairwise_jaccard,
+    unique_ratio,
+)
 
 texts = st.lists(st.text(alphabet="ab c", max_size=8), max_size=8)
 

@@ -22,7 +22,7 @@ from trainer_support import (
 from sweepgen.errors import ConfigError
 from sweepgen_trainer import rewards
 from sweepgen_trainer.config import RunConfig
-from sweepgen_trainer.step_clock import KEYS as STEP_CLOCK_KEYS
+from sweepgen_trainer.training.step_clock import KEYS as STEP_CLOCK_KEYS
 
 pytestmark = pytest.mark.train
 
@@ -75,8 +75,8 @@ def test_every_parameter_changes_after_a_few_steps(tiny_cache, tmp_path):
 
     from sweepgen_trainer.data import load_rows
     from sweepgen_trainer.models import ensure_model_dir, load_model_and_tokenizer
-    from sweepgen_trainer.outputs import RunDir
     from sweepgen_trainer.run import build_trainer
+    from sweepgen_trainer.rundir.outputs import RunDir
 
     # sentence_length varies within every group, so every step has a learning signal.
     cfg = RunConfig.model_validate(

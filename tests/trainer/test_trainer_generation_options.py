@@ -26,8 +26,8 @@ def build(tmp_path, **grpo):
 
     from sweepgen_trainer import data as data_mod
     from sweepgen_trainer import models
-    from sweepgen_trainer.outputs import RunDir
     from sweepgen_trainer.run import build_trainer
+    from sweepgen_trainer.rundir.outputs import RunDir
 
     cfg = RunConfig.model_validate(small(tmp_path, **grpo))
     run_dir = RunDir(cfg.output_dir)

@@ -10,7 +10,7 @@ import pytest
 from sweepgen.errors import ConfigError, UserError
 from sweepgen_trainer.config import RunConfig
 from sweepgen_trainer.configfile import load_config
-from sweepgen_trainer.outputs import RunDir, atomic_write_text, read_jsonl, summarize
+from sweepgen_trainer.rundir.outputs import RunDir, atomic_write_text, read_jsonl, summarize
 
 
 def cfg_for(tmp_path, **grpo):
@@ -163,7 +163,7 @@ def test_summarize_skips_steps_that_did_not_generate(tmp_path):
 def test_every_training_log_with_a_loss_is_a_metrics_row(tmp_path):
     from transformers import TrainerControl
 
-    from sweepgen_trainer.grpo import RunOutputsCallback, SweepgenGRPOTrainer
+    from sweepgen_trainer.training.grpo import RunOutputsCallback, SweepgenGRPOTrainer
 
     cfg = cfg_for(tmp_path, num_iterations=2)
     run = RunDir(cfg.output_dir)

@@ -13,8 +13,8 @@ from trainer_support import tiny_dict
 from sweepgen.errors import ConfigError
 from sweepgen_trainer import models, rewards
 from sweepgen_trainer.config import RunConfig
-from sweepgen_trainer.outputs import RunDir
 from sweepgen_trainer.run import run
+from sweepgen_trainer.rundir.outputs import RunDir
 
 pytestmark = pytest.mark.train
 

@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from sweepgen_trainer import ranks
-from sweepgen_trainer.signals import GracefulStop
+from sweepgen_trainer.training.signals import GracefulStop
 
 
 @pytest.mark.parametrize(

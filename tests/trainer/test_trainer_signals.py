@@ -1,4 +1,4 @@
-"""Graceful stop of the trainer on SIGTERM/SIGINT/SIGUSR2 (trainer/signals.py).
+"""Graceful stop of the trainer on SIGTERM/SIGINT/SIGUSR2 (trainer/training/signals.py).
 
 The handler's rules as unit and property tests (no torch), the repeated-signal exit in a real
 process, and the whole thing end to end with the real trainer: a run signalled after its first step
@@ -21,8 +21,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from trainer_support import read_jsonl, subprocess_env, tiny_dict, without_timing, write_config
 
-from sweepgen_trainer import signals
-from sweepgen_trainer.signals import GracefulStop, Stopped, cycle_steps
+from sweepgen_trainer.training import signals
+from sweepgen_trainer.training.signals import GracefulStop, Stopped, cycle_steps
 
 
 class FakeClock:
@@ -194,7 +194,7 @@ def test_a_later_second_signal_ends_a_real_process_at_once(tmp_path):
     # the repeat window) may end it, with 128 + that signal and without running on.
     script = textwrap.dedent("""
         import os, signal, time
-        from sweepgen_trainer.signals import GracefulStop
+        from sweepgen_trainer.training.signals import GracefulStop
         with GracefulStop(repeat_window_s=0.2) as stop:
             stop.phase = "training"
             os.kill(os.getpid(), signal.SIGTERM)

@@ -25,7 +25,9 @@ def test_no_cycle_between_trainer_siblings():
     assert cycles == []
     # the factory is in run.py; grpo.py (the base class) depends on no part that subclasses it
     for part in ("sweepgen_trainer.routing", "sweepgen_trainer.debate", "sweepgen_trainer.run"):
-        assert not graph.chain_exists(importer="sweepgen_trainer.grpo", imported=part, as_packages=True), part
+        assert not graph.chain_exists(
+            importer="sweepgen_trainer.training.grpo", imported=part, as_packages=True
+        ), part
 
 
 def test_grpo_arguments_and_config_are_built_once_per_run(tmp_path, tiny_cache, monkeypatch):

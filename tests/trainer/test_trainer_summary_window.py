@@ -7,9 +7,9 @@ import pytest
 from trainer_support import read_jsonl, tiny_dict
 
 from sweepgen_trainer.config import RunConfig
-from sweepgen_trainer.outputs import summarize, truncation_warning
 from sweepgen_trainer.run import run
-from sweepgen_trainer.step_clock import KEYS
+from sweepgen_trainer.rundir.outputs import summarize, truncation_warning
+from sweepgen_trainer.training.step_clock import KEYS
 
 pytestmark = pytest.mark.train
 

@@ -33,8 +33,8 @@ from sweepgen_trainer.debate.group import ROLES, Group, RoleValues, Turn, TurnVa
 from sweepgen_trainer.debate.metrics import debate_metrics
 from sweepgen_trainer.debate.rollout import DebateRollout
 from sweepgen_trainer.debate.transcript import turn_token_advantages
-from sweepgen_trainer.grpo import SweepgenGRPOTrainer
-from sweepgen_trainer.outputs import read_jsonl
+from sweepgen_trainer.rundir.outputs import read_jsonl
+from sweepgen_trainer.training.grpo import SweepgenGRPOTrainer
 
 # Keys the rollout adds to each batch row; everything else in a row is a dataset column.
 DEBATE_KEYS = (
@@ -48,7 +48,7 @@ _NOT_COLUMNS = {"prompt", "completion", "completion_ids", *DEBATE_KEYS}
 
 if TYPE_CHECKING:  # annotations only
     from sweepgen_trainer.config import RunConfig
-    from sweepgen_trainer.grpo import RewardFunc
+    from sweepgen_trainer.training.grpo import RewardFunc
 
 Score = Callable[[str], float]  # a text's reward, for one prompt and its dataset columns
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from sweepgen import filenames
 from sweepgen.errors import ConfigError
+from sweepgen.fs import filenames
 
 CHECKPOINT_META = filenames.ROUTING_META
 WEIGHTS = "model.safetensors"

@@ -23,9 +23,9 @@ import torch
 
 from sweepgen_trainer import rewards
 from sweepgen_trainer.data import load_rows
-from sweepgen_trainer.diversity import diversity
 from sweepgen_trainer.routing import detectors
 from sweepgen_trainer.routing.dual_lora import scales
+from sweepgen_trainer.rundir.diversity import diversity
 
 if TYPE_CHECKING:  # annotations only
     from transformers import PreTrainedModel, PreTrainedTokenizerBase

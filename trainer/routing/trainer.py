@@ -27,8 +27,6 @@ import torch
 from transformers import TrainerCallback
 
 from sweepgen_trainer import rewards
-from sweepgen_trainer.grpo import SweepgenGRPOTrainer
-from sweepgen_trainer.outputs import atomic_write_text
 from sweepgen_trainer.routing import detectors
 from sweepgen_trainer.routing.checkpoint import (
     CHECKPOINT_META,  # read back by `python -m sweepgen_trainer.eval`
@@ -37,12 +35,14 @@ from sweepgen_trainer.routing.config import RoutingConfig
 from sweepgen_trainer.routing.dual_lora import inject_adapters, set_masks
 from sweepgen_trainer.routing.evaluation import METRICS, PREFIX, eval_prompts_origin, evaluate_run
 from sweepgen_trainer.routing.masks import ROUTED_MODES, masks_for
+from sweepgen_trainer.rundir.outputs import atomic_write_text
+from sweepgen_trainer.training.grpo import SweepgenGRPOTrainer
 
 if TYPE_CHECKING:  # annotations only
     from torch import nn
     from transformers import PreTrainedTokenizerBase, TrainerControl, TrainerState, TrainingArguments
 
-    from sweepgen_trainer.grpo import TrainingStep
+    from sweepgen_trainer.training.grpo import TrainingStep
 
 TRAIN_HACK_RATE = f"{PREFIX}/train_hack_rate"
 # TRL's ``compute_loss`` (trl/trainer/grpo_trainer.py) is not annotated; it returns the loss tensor.

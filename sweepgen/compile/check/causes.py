@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweepgen.compile.output.inputs import DYNAMIC
-from sweepgen.compile.output.lock import Lock
+from sweepgen.compile.output.lockfile.inputs import DYNAMIC
+from sweepgen.compile.output.lockfile.lock import Lock
 
 NOT_CHECKED = "has no recorded hash (an include computed at render time)"
 

@@ -24,13 +24,13 @@ from sweepgen import settings
 from sweepgen.compile.check.causes import input_changes, lock_cause
 from sweepgen.compile.check.fast import Trust, Verdict, trusted
 from sweepgen.compile.check.foreign import foreign_ok
-from sweepgen.compile.output import lock, lock_digest
-from sweepgen.compile.output.journal import JOURNAL_NAME, Recorded, read_recorded
+from sweepgen.compile.output.lockfile import lock, lock_digest
 from sweepgen.compile.output.pipeline import Plan, compile_spec
+from sweepgen.compile.output.write.journal import JOURNAL_NAME, Recorded, read_recorded
 from sweepgen.compile.spec.model import Spec, display_path
 from sweepgen.errors import SweepgenError
-from sweepgen.outtree import OutputTree
-from sweepgen.safefs import TEMP_NAME, UnsafePath, kind_of, unsafe_hint
+from sweepgen.fs.outtree import OutputTree
+from sweepgen.fs.safefs import TEMP_NAME, UnsafePath, kind_of, unsafe_hint
 
 MAX_DIFF_LINES = 200  # per file: a diff is for reading, the full truth is one re-render away
 

@@ -22,15 +22,15 @@ from dataclasses import dataclass
 
 from sweepgen import __version__
 from sweepgen.compile.check.foreign import foreign_ok
-from sweepgen.compile.output import lock, lock_digest
-from sweepgen.compile.output.inputs import file_sha256, module_identity, spec_digest
-from sweepgen.compile.output.journal import JOURNAL_NAME
+from sweepgen.compile.output.lockfile import lock, lock_digest
+from sweepgen.compile.output.lockfile.inputs import file_sha256, module_identity, spec_digest
+from sweepgen.compile.output.write.journal import JOURNAL_NAME
 from sweepgen.compile.schema.validate import imports_disabled
 from sweepgen.compile.spec.model import Spec, display_path, load_spec
-from sweepgen.confine import resolve_inside
 from sweepgen.errors import SweepgenError
-from sweepgen.outtree import OutputTree
-from sweepgen.safefs import TEMP_NAME
+from sweepgen.fs.confine import resolve_inside
+from sweepgen.fs.outtree import OutputTree
+from sweepgen.fs.safefs import TEMP_NAME
 
 Finding = tuple[str, str, str, bytes | None]  # (kind, path in the sweep folder, variant, bytes on disk)
 

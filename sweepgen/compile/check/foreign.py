@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 
-from sweepgen import filenames, gitquery
+from sweepgen.fs import filenames, gitquery
 
 # (a path component pattern) tools create without being asked
 TOOL_PATTERNS = (

@@ -1,2 +1,3 @@
-"""The output transaction: rendering every variant, the lock, the journal, staging and the writer that puts
-a plan on disk all or nothing."""
+"""The output transaction: the pipeline that renders every variant (pipeline, render, staging), the lock
+(lockfile/), what each rendered file proves before it is written (verify/), and the writer that puts a
+plan on disk all or nothing (write/)."""

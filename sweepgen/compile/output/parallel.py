@@ -21,7 +21,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from sweepgen import errors
-from sweepgen.compile.spec.expand import Variant
+from sweepgen.compile.spec.variants.expand import Variant
 
 PARALLEL_MIN = 2000  # variants; below this, starting processes costs more than it saves
 WORKERS_ENV = "SWEEPGEN_WORKERS"  # force a worker count (1 = serial), e.g. to compare outputs

@@ -1,5 +1,6 @@
 """The compile pipeline in the order it runs: load -> expand -> derive -> gate -> constraints ->
-schema -> render -> lock. ``sweepgen.compile.output.writer`` writes a plan to disk, all or nothing, after
+schema -> render -> lock. ``sweepgen.compile.output.write.writer`` writes a plan to disk, all or nothing,
+after
 every spec compiled. A render that will write (``stream``) keeps no rendered bytes in memory: each
 file is staged in the sweep folder as soon as it is rendered (``staging``); ``check``
 and ``--dry-run`` keep the bytes in ``RenderedFile.data``."""
@@ -14,10 +15,10 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import escape, paths
-from sweepgen.compile.output import dead_axes, gc_state, lock, lock_digest, recorded_trials, rename_guard
-from sweepgen.compile.output.inputs import render_inputs
+from sweepgen.compile.output import gc_state, recorded_trials, rename_guard
+from sweepgen.compile.output.lockfile import lock, lock_digest
+from sweepgen.compile.output.lockfile.inputs import render_inputs
 from sweepgen.compile.output.parallel import Rendered, Rendering
-from sweepgen.compile.output.readback import check_reads_back
 from sweepgen.compile.output.render import (
     OutputTooLarge,
     RenderedFile,
@@ -34,19 +35,21 @@ from sweepgen.compile.output.render import (
 )
 from sweepgen.compile.output.rundir import YAML_SUFFIXES, run_dir_of_rendered
 from sweepgen.compile.output.staging import Staging
-from sweepgen.compile.output.value_types import check_types_kept
-from sweepgen.compile.output.yaml_dialects import check_reads_alike
+from sweepgen.compile.output.verify import dead_axes
+from sweepgen.compile.output.verify.readback import check_reads_back
+from sweepgen.compile.output.verify.value_types import check_types_kept
+from sweepgen.compile.output.verify.yaml_dialects import check_reads_alike
 from sweepgen.compile.schema.choices import check_choices
 from sweepgen.compile.schema.validate import Validator, check_schema, imports_disabled, load_validator
-from sweepgen.compile.spec import resources as spec_resources
 from sweepgen.compile.spec import seeds
-from sweepgen.compile.spec import trials as search
-from sweepgen.compile.spec.constraints import check_constraints
-from sweepgen.compile.spec.context import context, sweep_view
-from sweepgen.compile.spec.derive import derive
-from sweepgen.compile.spec.expand import Expansion, Variant, expand
-from sweepgen.compile.spec.gate import check_gate
 from sweepgen.compile.spec.model import Spec, display_path, load_spec
+from sweepgen.compile.spec.request import resources as spec_resources
+from sweepgen.compile.spec.variants import trials as search
+from sweepgen.compile.spec.variants.constraints import check_constraints
+from sweepgen.compile.spec.variants.context import context, sweep_view
+from sweepgen.compile.spec.variants.derive import derive
+from sweepgen.compile.spec.variants.expand import Expansion, Variant, expand
+from sweepgen.compile.spec.variants.gate import check_gate
 from sweepgen.compile.template.sandbox import TimeLimitExceeded, time_budget, total_budget
 from sweepgen.errors import Location, SweepgenError, UserError, ValidationError
 

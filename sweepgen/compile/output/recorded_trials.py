@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sweepgen.compile.output import lock
-from sweepgen.compile.spec.expand import Variant
+from sweepgen.compile.output.lockfile import lock
 from sweepgen.compile.spec.model import Spec
-from sweepgen.compile.spec.sample import Distribution
-from sweepgen.compile.spec.trials import AXIS_LAYER, SEED_LAYER, block, trial_variant
+from sweepgen.compile.spec.sampling.sample import Distribution
+from sweepgen.compile.spec.variants.expand import Variant
+from sweepgen.compile.spec.variants.trials import AXIS_LAYER, SEED_LAYER, block, trial_variant
 from sweepgen.errors import SpecError
 
 

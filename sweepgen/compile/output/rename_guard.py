@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 
-from sweepgen.compile.output import lock
-from sweepgen.compile.spec import naming
-from sweepgen.compile.spec.expand import Expansion
+from sweepgen.compile.output.lockfile import lock
+from sweepgen.compile.spec.variants import naming
+from sweepgen.compile.spec.variants.expand import Expansion
 from sweepgen.errors import SpecError, UserError
 
 SHOWN = 3  # run folders named in the error

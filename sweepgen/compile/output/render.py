@@ -13,14 +13,16 @@ from typing import Any
 from jinja2 import BaseLoader, Environment, Template, TemplateNotFound, TemplateSyntaxError
 from jinja2.loaders import split_template_path
 
-from sweepgen import escape, filenames, yamlio
-from sweepgen.compile.output import lock
+from sweepgen import escape
+from sweepgen.compile.output.lockfile import lock
 from sweepgen.compile.spec import project
-from sweepgen.compile.spec.expand import Variant
 from sweepgen.compile.spec.limits import raise_hint
 from sweepgen.compile.spec.model import SAFE_NAME, Spec, display_path, unportable
+from sweepgen.compile.spec.variants.expand import Variant
 from sweepgen.compile.template.sandbox import TimeLimitExceeded, describe, interrupted_at, make_env
 from sweepgen.errors import Location, SpecError, SweepgenError, TemplateError, ValidationError
+from sweepgen.formats import yamlio
+from sweepgen.fs import filenames
 
 # the lock and the journal of an interrupted render live beside the outputs: no output may take
 # their names, not even as a folder (`sweep.lock.json/a.yaml` would make the lock unwritable)

@@ -2,7 +2,7 @@
 
 The spec's ``run_dir`` template when it has one; else the ``output_dir`` the trainer will read: for
 a YAML config the rendered file's own value (a template may compute it, so it can differ from the
-resolved config), read as the trainer reads it (``sweepgen.yamlio``, YAML 1.2); for any other file
+resolved config), read as the trainer reads it (``sweepgen.formats.yamlio``, YAML 1.2); for any other file
 the resolved config's. None when it cannot be told here, or is no value a command line may carry
 (``plain_value``): ``run`` then works it out from the file and says what is wrong, as it does for a
 lock written before entries carried their run dir.
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sweepgen import yamlio
-from sweepgen.compile.spec.plain_value import plain
+from sweepgen.compile.spec.variants.plain_value import plain
 from sweepgen.errors import SweepgenError
+from sweepgen.formats import yamlio
 
 YAML_SUFFIXES = (".yaml", ".yml")
 

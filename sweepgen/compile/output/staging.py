@@ -20,8 +20,8 @@ import contextlib
 import os
 
 from sweepgen.errors import Location, UserError
-from sweepgen.outtree import OutputTree
-from sweepgen.safefs import TEMP_PREFIX, fs_error, write_new
+from sweepgen.fs.outtree import OutputTree
+from sweepgen.fs.safefs import TEMP_PREFIX, fs_error, write_new
 
 
 class Staging:

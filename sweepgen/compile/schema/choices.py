@@ -12,8 +12,8 @@ from typing import Any
 
 from sweepgen import paths
 from sweepgen.compile.schema.jsonschema_subset import same
-from sweepgen.compile.spec.expand import Expansion, Variant
-from sweepgen.compile.spec.gate import layer_of, show_value
+from sweepgen.compile.spec.variants.expand import Expansion, Variant
+from sweepgen.compile.spec.variants.gate import layer_of, show_value
 from sweepgen.errors import Location, SpecError, ValidationError
 
 

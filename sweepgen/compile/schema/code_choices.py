@@ -20,10 +20,10 @@ import functools
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from sweepgen import pysource
 from sweepgen.compile.schema import code_guards, code_ignored, jsonschema_subset, string_values
 from sweepgen.compile.schema.code_chains import closed_choices, closed_items
 from sweepgen.compile.schema.code_guards import Found, When
+from sweepgen.formats import pysource
 
 Closes = tuple[list[str], str]  # the values, and why: where the code raises for any other
 

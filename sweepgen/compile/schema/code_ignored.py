@@ -14,8 +14,8 @@ import functools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sweepgen import pysource
 from sweepgen.compile.schema.code_chains import field_of, function_bodies, unconditional_ifs
+from sweepgen.formats import pysource
 
 
 def turned_off(source: str | ast.AST) -> dict[str, int]:

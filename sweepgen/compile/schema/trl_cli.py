@@ -24,9 +24,9 @@ import os
 import re
 from typing import Any
 
-from sweepgen import safefs
 from sweepgen.compile.schema import accelerate_launch, code_choices, export, trl_raises
 from sweepgen.errors import Location, SpecError
+from sweepgen.fs import safefs
 
 # `trl:grpo` names a command (lower case); `trl:GRPOConfig` names a class and stays a class schema
 _COMMAND = re.compile(r"trl:([a-z][a-z0-9_]*)")

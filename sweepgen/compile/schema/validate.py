@@ -43,9 +43,9 @@ from sweepgen.compile.schema.enum_cast import cast_choices
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.compile.spec import project
-from sweepgen.compile.spec.expand import Expansion, Variant
-from sweepgen.compile.spec.gate import layer_of, show_value
 from sweepgen.compile.spec.model import Spec
+from sweepgen.compile.spec.variants.expand import Expansion, Variant
+from sweepgen.compile.spec.variants.gate import layer_of, show_value
 from sweepgen.compile.template.sandbox import check_total, total_bounded
 from sweepgen.errors import Location, SpecError, ValidationError
 

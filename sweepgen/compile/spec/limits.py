@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
-from sweepgen import yamlio
 from sweepgen.compile.spec import project
 from sweepgen.errors import Location, SpecError, UserError
+from sweepgen.formats import yamlio
 
 if TYPE_CHECKING:
     from sweepgen.compile.template.sandbox import total_budget

@@ -16,16 +16,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from sweepgen import globs, paths, settings, yamlio
+from sweepgen import globs, paths, settings
 from sweepgen.compile.spec import limits as spec_limits
 from sweepgen.compile.spec import overrides, project
-from sweepgen.compile.spec import resources as spec_resources
 from sweepgen.compile.spec.limits import Limits
-from sweepgen.compile.spec.resources import Resources
-from sweepgen.compile.spec.sample import SampleBlock
-from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.compile.spec.request import resources as spec_resources
+from sweepgen.compile.spec.request.resources import Resources
+from sweepgen.compile.spec.sampling.sample import SampleBlock
+from sweepgen.compile.spec.sampling.search_block import SearchBlock
 from sweepgen.compile.spec.seeds import SeedBlock
 from sweepgen.errors import Location, SpecError
+from sweepgen.formats import yamlio
 
 # Names that become file/folder names (sweep, variant, step, grid label, run name, output component).
 # Always use ``SAFE_NAME.fullmatch``: ``$`` in ``match`` would accept a trailing newline.

@@ -18,7 +18,7 @@ from typing import Any
 
 from sweepgen import paths
 from sweepgen.errors import Location, SpecError
-from sweepgen.yamlio import Doc
+from sweepgen.formats.yamlio import Doc
 
 SET, ADD, DELETE, MERGE = "set", "add", "delete", "merge"
 

@@ -1,5 +1,5 @@
 """The templates' ``to_yaml`` / ``yaml_scalar`` filters: the ground floor's YAML writer
-(``sweepgen.yamlwrite``), plus the one kind of value only a template has: an undefined name, which is
+(``sweepgen.formats.yamlwrite``), plus the one kind of value only a template has: an undefined name, which is
 an error (StrictUndefined), never a string.
 """
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from jinja2 import Undefined
 
-from sweepgen import yamlwrite
 from sweepgen.compile.template import bounds
+from sweepgen.formats import yamlwrite
 
 
 def yaml_scalar(value: Any) -> str:

@@ -33,7 +33,7 @@ def read_shell_file(path: str | Path) -> ReadResult:
         raw = path.read_bytes()  # never read_text: it would turn `\r\n` into `\n`
     except OSError as err:
         raise ConfigError(f"cannot read shell script: {err}", location=Location(str(path))) from err
-    from sweepgen.yamlio import decode_utf8  # noqa: PLC0415 - yamlio imports PyYAML: a script needs none
+    from sweepgen.formats.yamlio import decode_utf8  # noqa: PLC0415 - yamlio imports PyYAML: a script needs none
 
     return read_shell(decode_utf8(raw, str(path)), str(path))
 

@@ -18,7 +18,7 @@ import os
 import re
 from typing import Any
 
-from sweepgen import confine
+from sweepgen.fs import confine
 from sweepgen.readers.basepath import root_of
 
 _CHUNK = 1 << 20

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sweepgen import jsonkeys
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.formats import jsonkeys
+from sweepgen.formats.tomllines import error_place, toml_lines
+from sweepgen.formats.yamlio import decode_utf8
 from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
 from sweepgen.readers.structured.yamlfile import read_yaml
-from sweepgen.tomllines import error_place, toml_lines
-from sweepgen.yamlio import decode_utf8
 
 
 def _read_text(path: Path) -> str:

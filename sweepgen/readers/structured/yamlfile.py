@@ -44,7 +44,7 @@ _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 
 # The YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution), as the spec reader
-# in sweepgen.yamlio applies it; kept here so that the readers depend on no private name there.
+# in sweepgen.formats.yamlio applies it; kept here so that the readers depend on no private name there.
 _CORE: list[tuple[re.Pattern[str], Callable[[str], Any]]] = [
     (re.compile(r"~|null|Null|NULL|"), lambda t: None),
     (re.compile(r"true|True|TRUE"), lambda t: True),

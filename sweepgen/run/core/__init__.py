@@ -1,3 +1,3 @@
-"""The core of run state every room shares: the executor interface and run states (base), the task list from a
-sweep's lock (tasks), the executor registry, run folders read safely (runfiles, runlock; logs: run/logs),
-and how a sweep was started (sweep_state, sweep_origin)."""
+"""The core of run state every room shares: the executor interface and run states (base), the executor
+registry, run folders read safely (runfiles, runlock; logs: run/logs), the task list from a sweep's lock
+(plan/), stopping runs (stopping/), and how a sweep was started (sweepfile/)."""

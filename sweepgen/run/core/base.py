@@ -58,9 +58,9 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sweepgen import filenames, runfs
 from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.fs import filenames, runfs
 from sweepgen.run.core import outcome, runfiles, runlock
 
 if TYPE_CHECKING:  # annotations only: run_view imports this module
@@ -484,7 +484,7 @@ class ExecutorOptions:
     time_limit_s: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)  # extra environment for every run
     # this `sweepgen run`'s start on the boot clock: a `cancel` asked since drops the runs it has
-    # queued (run/core/queue_cancel.py); None: none is heard
+    # queued (run/core/stopping/queue_cancel.py); None: none is heard
     started_s: float | None = None
 
 

@@ -21,7 +21,7 @@ import errno
 import os
 from pathlib import Path
 
-from sweepgen import filenames, runfs
+from sweepgen.fs import filenames, runfs
 
 SPARE = filenames.STATUS_SPARE
 SIZE = 64 * 1024  # a status is a few KiB; its command line is the only part that grows

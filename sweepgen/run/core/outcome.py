@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from sweepgen import filenames
+from sweepgen.fs import filenames
 
 SUMMARY_FILE = filenames.SUMMARY
 TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"

@@ -1,7 +1,7 @@
 """The one place that maps `--executor NAME` to an executor class (imported lazily, so the local
 executor never pays for submitit). Add an executor by adding a line here: `run`, `status`, `cancel`
 and the CLI's `--executor` choices all go through it. Its `resources:` section (the keys it takes) is
-declared beside, in sweepgen.compile.spec.executor_resources, under the same name."""
+declared beside, in sweepgen.compile.spec.request.executor_resources, under the same name."""
 
 from __future__ import annotations
 

@@ -21,9 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sweepgen import paths, runfs
+from sweepgen import paths
 from sweepgen.errors import ConfigError, Location, SweepgenError
-from sweepgen.safefs import kind_of
+from sweepgen.fs import runfs
+from sweepgen.fs.safefs import kind_of
 
 MAX_JSON_BYTES = 16 << 20  # summary.json, status files: a few KB in practice
 MAX_LOG_BYTES = 256 << 20  # metrics.jsonl / metrics.csv: a long run logging every step stays far below

@@ -22,7 +22,7 @@ import os
 import time
 from pathlib import Path
 
-from sweepgen import filenames, runfs
+from sweepgen.fs import filenames, runfs
 
 RUN_LOCK_NAME = filenames.RUN_LOCK
 # a probe (`status`, `plan`) holds the lock for microseconds; a starter retries for this long before

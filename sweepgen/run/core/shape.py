@@ -1,6 +1,6 @@
 """The shape of one run, read from the lock: how many nodes, GPUs and processes, and what starts them.
 
-The compiler checked the spec and recorded the resolved shape (sweepgen.compile.spec.resources);
+The compiler checked the spec and recorded the resolved shape (sweepgen.compile.spec.request.resources);
 here the lock is data, so each value is checked again for type and range before an executor trusts
 it. A lock without shape keys (a spec that names none, or one rendered before they existed) is a
 one-node run of one process under no launcher, with ``gpus_per_run`` GPUs: what runs always were.

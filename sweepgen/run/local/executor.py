@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from sweepgen import runfs
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import SweepgenError, UserError
-from sweepgen.run.core import queue_cancel, runfiles, runlock, stop_request
+from sweepgen.fs import runfs
+from sweepgen.run.core import runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     LOST,
@@ -51,10 +51,11 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.boot_clock import boot_id
-from sweepgen.run.core.resources import parse_time
+from sweepgen.run.core.plan.resources import parse_time
+from sweepgen.run.core.plan.trackers import tracker_env
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import shape_from_lock
-from sweepgen.run.core.trackers import tracker_env
+from sweepgen.run.core.stopping import queue_cancel, stop_request
 from sweepgen.run.local import forked, gpu_share, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
 from sweepgen.run.local.supervise import (
@@ -69,7 +70,7 @@ from sweepgen.run.logs.progress import (
 )
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
-# finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
+# finish its step and save a checkpoint (trainer/training/signals.py), which takes longer than a few seconds
 # for real models on a GPU; an impatient second Ctrl-C kills at once anyway
 KILL_GRACE_S = 60.0
 # every run's process: holds its lock, runs the trainer, ends its process group, records the run

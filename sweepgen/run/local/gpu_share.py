@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 
-from sweepgen import filenames, runfs
 from sweepgen.errors import SweepgenError, UserError
+from sweepgen.fs import filenames, runfs
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, read_status, this_host
 from sweepgen.run.local import liveness

@@ -16,9 +16,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import runlock, stop_request
+from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host, utc_now, write_status
 from sweepgen.run.core.boot_clock import boot_id
+from sweepgen.run.core.stopping import stop_request
 from sweepgen.run.local.supervise import COMM, MARK, RUN_DIR, STARTING, mark_of
 
 EXECUTOR = "local"  # LocalExecutor.name

@@ -46,10 +46,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames
-from sweepgen.run.core import boot_clock, end_room, queue_cancel, stop_request
+from sweepgen.fs import filenames
+from sweepgen.run.core import boot_clock, end_room
 from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
+from sweepgen.run.core.stopping import queue_cancel, stop_request
 from sweepgen.run.local import pgroup
 from sweepgen.run.logs import trainer_states
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames
 from sweepgen.errors import UserError
+from sweepgen.fs import filenames
 from sweepgen.run.core import runfiles
 from sweepgen.run.logs import state_json, tb_events, tb_files, trainer_states, wandb_history
 from sweepgen.run.logs.points import Builder

@@ -21,7 +21,7 @@ import os
 import stat
 from pathlib import Path
 
-from sweepgen import safefs
+from sweepgen.fs import safefs
 from sweepgen.run.core import runfiles
 
 MAX_RUN_ENTRIES = 200_000  # files and folders of one run walked; a real run holds hundreds

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames
+from sweepgen.fs import filenames
 
 TRAINER_STATE = filenames.TRAINER_STATE
 BEFORE = "trainer_states_before"  # in ids: {path in the run folder: its st_mtime_ns} at the start

@@ -1,6 +1,6 @@
 """The history a W&B run logged, read from its local ``run-<id>.wandb`` file (offline runs' only record).
 
-`sweepgen run` gives every run ``WANDB_DIR=<run folder>`` (run/core/trackers.py), so wandb writes
+`sweepgen run` gives every run ``WANDB_DIR=<run folder>`` (run/core/plan/trackers.py), so wandb writes
 ``<run>/wandb/offline-run-<time>-<id>/run-<id>.wandb`` (``run-<time>-<id>/`` when online: a local
 copy too), as the bundled trainer does with ``logging.report_to: [wandb]``. The file is a LevelDB-style
 log (wandb's own format): a 7-byte header ``:W&B`` + magic + version, then 32 KiB blocks of records,
@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sweepgen import runfs
 from sweepgen.errors import UserError
+from sweepgen.fs import runfs
 from sweepgen.run.core import runfiles
 
 WANDB_FOLDER, RUN_FILES = "wandb", "run-*.wandb"  # <run>/wandb/<one run's folder>/run-<id>.wandb

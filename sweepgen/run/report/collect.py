@@ -24,11 +24,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen import escape, filenames, paths, yamlio
+from sweepgen import escape, paths
 from sweepgen.compile.run_api import LOCK_NAME, Lock, LockFile
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.outtree import check_rel
-from sweepgen.run.core import sweep_origin
+from sweepgen.formats import yamlio
+from sweepgen.fs import filenames
+from sweepgen.fs.outtree import check_rel
 from sweepgen.run.core.base import (
     METRICS_FILE,
     STATUS_FILE,
@@ -39,8 +40,9 @@ from sweepgen.run.core.base import (
     is_pruned_reason,
     read_status,
 )
+from sweepgen.run.core.plan.tasks import NAMING_PATHS, config_fingerprint, read_lock, run_dir_of
 from sweepgen.run.core.runfiles import MAX_LOG_BYTES, RunFileError, read_bytes
-from sweepgen.run.core.tasks import NAMING_PATHS, config_fingerprint, read_lock, run_dir_of
+from sweepgen.run.core.sweepfile import sweep_origin
 from sweepgen.run.logs import metrics
 from sweepgen.run.logs.progress import read_summary
 from sweepgen.run.report import mpl_safe

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from sweepgen import gitquery
+from sweepgen.fs import gitquery
 
 
 def committed_runs(names_dirs: Sequence[tuple[str, Path]]) -> list[str] | None:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames, runfs
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
+from sweepgen.fs import filenames, runfs
 from sweepgen.run.core.base import RunState, is_pruned_reason
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import committed as report_committed

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sweepgen import yamlio
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import UserError
-from sweepgen.outtree import read_inside
-from sweepgen.run.core.tasks import read_lock
+from sweepgen.formats import yamlio
+from sweepgen.fs.outtree import read_inside
+from sweepgen.run.core.plan.tasks import read_lock
 
 
 def log_axes(sweep_dir: Path) -> tuple[set[str], str | None]:

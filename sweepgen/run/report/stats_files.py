@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from sweepgen import escape, jsonfloat
+from sweepgen import escape
+from sweepgen.formats import jsonfloat
 from sweepgen.run.report.stats import verdicts as stats
 
 

@@ -57,7 +57,7 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.registry import status_is_alive
-from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
+from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.logs import metrics
 from sweepgen.run.search import best_value
 from sweepgen.run.search import changes as search_changes
@@ -65,7 +65,7 @@ from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.search import study as search_study
 from sweepgen.run.search.trials import Refused, TrialRenderer, clear_leftovers
-from sweepgen.run.start import trl_start
+from sweepgen.run.start.trl import trl_start
 
 OWNER_ATTR = "sweepgen_controller"
 REASON_ATTR = "sweepgen_reason"
@@ -281,7 +281,7 @@ class SearchController:
         return True
 
     def _startable(self, tasks: list[RunTask]) -> list[RunTask] | Refused:
-        """A trial the start checks refuse (sweepgen.run.start.trl_start: a vLLM server a running
+        """A trial the start checks refuse (sweepgen.run.start.trl.trl_start: a vLLM server a running
         trial's run names, a config TRL would fail on) is refused; one every trial would meet is
         the user's error (exit 2) while nothing of this `run` has started."""
         running = [t for live in self.live.values() for t in live.tasks if t.name not in live.ended]

@@ -38,8 +38,8 @@ from typing import Any, BinaryIO
 from optuna.storages.journal import JournalFileBackend  # noqa: TID253 - see above
 from optuna.storages.journal._file import BaseJournalFileLock, get_lock_file  # noqa: TID253 - see above
 
-from sweepgen import runfs
 from sweepgen.errors import ConfigError, Location
+from sweepgen.fs import runfs
 from sweepgen.run.search import best_value
 
 

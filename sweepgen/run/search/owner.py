@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeGuard
 
-from sweepgen import filenames, runfs
+from sweepgen.fs import filenames, runfs
 from sweepgen.run.core import runlock
 
 SHARED_LOCK = filenames.SEARCH_SHARED_LOCK

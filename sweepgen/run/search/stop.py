@@ -12,7 +12,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from sweepgen import filenames, runfs
+from sweepgen.fs import filenames, runfs
 from sweepgen.run.search.study import state_dir
 
 REQUEST = filenames.SEARCH_STOP

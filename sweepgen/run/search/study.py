@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from typing_extensions import assert_never
 
-from sweepgen import filenames, runfs
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.fs import filenames, runfs
 
 if TYPE_CHECKING:  # optuna loads on use; the search block with the spec model (pydantic), for a search only
     import optuna

@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen import runfs
 from sweepgen.compile.run_api import (
     Lock,
     RenderedFile,
@@ -36,13 +35,14 @@ from sweepgen.compile.run_api import (
 )
 from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import ConfigError, Location, UserError, ValidationError
-from sweepgen.outtree import read_inside
-from sweepgen.run.core import trl_output_dir
+from sweepgen.fs import runfs
+from sweepgen.fs.outtree import read_inside
+from sweepgen.fs.safefs import TEMP_NAME
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.shared_outputs import OutputClaims
-from sweepgen.run.core.tasks import read_lock, run_dir_of, task_of
+from sweepgen.run.core.plan import trl_output_dir
+from sweepgen.run.core.plan.shared_outputs import OutputClaims
+from sweepgen.run.core.plan.tasks import read_lock, run_dir_of, task_of
 from sweepgen.run.search.lock import LockText
-from sweepgen.safefs import TEMP_NAME
 
 
 @dataclass(frozen=True)

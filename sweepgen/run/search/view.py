@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sweepgen import paths
 from sweepgen.compile import run_api
 from sweepgen.compile.run_api import lock
-from sweepgen.run.core.tasks import NAMING_PATHS
+from sweepgen.run.core.plan.tasks import NAMING_PATHS
 from sweepgen.run.search import best_value
 from sweepgen.run.search import study as search_study
 

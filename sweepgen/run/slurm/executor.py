@@ -35,9 +35,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from sweepgen import filenames, runfs
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
+from sweepgen.fs import filenames, runfs
 from sweepgen.run.core import runfiles, runlock
 from sweepgen.run.core.base import (
     CANCEL_REASON,
@@ -57,10 +57,10 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.deadline import within
+from sweepgen.run.core.plan.tasks import load_sweep
+from sweepgen.run.core.plan.trackers import tracker_env
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import RunShape, shape_from_lock
-from sweepgen.run.core.tasks import load_sweep
-from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.slurm import launch, ownership
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock

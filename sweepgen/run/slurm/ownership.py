@@ -16,8 +16,8 @@ import os
 import pwd
 from pathlib import Path
 
-from sweepgen import filenames
-from sweepgen.confine import within
+from sweepgen.fs import filenames
+from sweepgen.fs.confine import within
 from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.slurm import query as slurm_query
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from sweepgen import filenames, runfs
+from sweepgen.fs import filenames, runfs
 from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import this_host, write_json_atomic
 from sweepgen.run.core.shape import RunShape

@@ -28,9 +28,9 @@ from typing import Any
 from sweepgen.compile.run_api import Lock, slurm_request
 from sweepgen.errors import ConfigError
 from sweepgen.run.core import registry
-from sweepgen.run.core.resources import bad as _bad
-from sweepgen.run.core.resources import location as _loc
-from sweepgen.run.core.resources import parse_time
+from sweepgen.run.core.plan.resources import bad as _bad
+from sweepgen.run.core.plan.resources import location as _loc
+from sweepgen.run.core.plan.resources import parse_time
 
 MANAGED_FLAGS = slurm_request.MANAGED_FLAGS  # re-exported: the tests and docs name it here
 
@@ -72,7 +72,7 @@ def _mem(value: Any, lock_path: str) -> str | None:
 
 def known_keys() -> tuple[str, ...]:
     """The ``resources:`` keys the Slurm executor takes: its declared section (the run's time and
-    shape, and the sbatch request), sweepgen.compile.spec.executor_resources."""
+    shape, and the sbatch request), sweepgen.compile.spec.request.executor_resources."""
     return registry.resource_keys("slurm")
 
 

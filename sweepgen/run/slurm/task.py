@@ -30,8 +30,8 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-from sweepgen import runfs
 from sweepgen.errors import SweepgenError
+from sweepgen.fs import runfs
 from sweepgen.run.core import end_room, runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 
 from sweepgen.errors import UserError
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.tasks import SHELL
+from sweepgen.run.core.plan.tasks import SHELL
 
 _NAMING = frozenset({"run_name", "output_dir"})  # as tasks.NAMING_PATHS: checked as run folders
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
-from sweepgen import yamlio
 from sweepgen.errors import Location, UserError
-from sweepgen.outtree import read_inside
+from sweepgen.formats import yamlio
+from sweepgen.fs.outtree import read_inside
 from sweepgen.run.core.base import RunTask
 
 

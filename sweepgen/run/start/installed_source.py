@@ -1,5 +1,5 @@
 """Whether what is installed here is the run's: a start check reads an installed package's source
-(sweepgen.pysource: a TRL script's registry, a config class's defaults) only where the command's
+(sweepgen.formats.pysource: a TRL script's registry, a config class's defaults) only where the command's
 program lives beside sweepgen's interpreter: another environment may hold another release."""
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from pathlib import Path
 from sweepgen import direction
 from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core import replay_guard
-from sweepgen.run.core.tasks import NAMING_PATHS, read_lock
+from sweepgen.run.core.plan.tasks import NAMING_PATHS, read_lock
+from sweepgen.run.core.sweepfile import replay_guard
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report.stats import bounds, sequential

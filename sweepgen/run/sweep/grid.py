@@ -25,7 +25,7 @@ from typing import Protocol
 
 from sweepgen.compile.run_api import LOCK_NAME, Lock, placed
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core import boot_clock, runlock, stop_signals, sweep_state
+from sweepgen.run.core import boot_clock, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     LOST,
@@ -43,9 +43,7 @@ from sweepgen.run.core.base import (
     stale_cause,
     unchanged_since,
 )
-from sweepgen.run.core.registry import executor_class, make_executor, running_note, status_is_alive
-from sweepgen.run.core.sweep_state import RunOptions
-from sweepgen.run.core.tasks import (
+from sweepgen.run.core.plan.tasks import (
     Sweep,
     check_bundled_configs,
     check_bundled_trainer,
@@ -54,8 +52,13 @@ from sweepgen.run.core.tasks import (
     parse_done_file,
     select,
 )
+from sweepgen.run.core.registry import executor_class, make_executor, running_note, status_is_alive
+from sweepgen.run.core.stopping import stop_signals
+from sweepgen.run.core.sweepfile import sweep_state
+from sweepgen.run.core.sweepfile.sweep_state import RunOptions
 from sweepgen.run.logs.progress import log_tail
-from sweepgen.run.start import command_overrides, program, trl_start
+from sweepgen.run.start import command_overrides, program
+from sweepgen.run.start.trl import trl_start
 from sweepgen.run.sweep.only import with_groups
 
 POLL_S = 0.5
@@ -589,7 +592,7 @@ def parse_gpus(gpus: str | None) -> tuple[str, ...]:
 def stop_signals_raise_interrupt() -> AbstractContextManager[None]:
     """SIGTERM/SIGHUP (a closed terminal, a job scheduler) stop the sweep like Ctrl-C does, so the
     children are stopped and marked instead of orphaned; one that came while `run` loaded and
-    planned is raised at the block's entry, before it starts anything (run/core/stop_signals.py)."""
+    planned is raised at the block's entry, before it starts anything (run/core/stopping/stop_signals.py)."""
     return stop_signals.raising_interrupt()
 
 

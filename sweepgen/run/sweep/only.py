@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sweepgen.run.core.tasks import NAMING_PATHS, Sweep, only_names, run_names
+from sweepgen.run.core.plan.tasks import NAMING_PATHS, Sweep, only_names, run_names
 from sweepgen.run.report import groups as grp
 
 

@@ -19,20 +19,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sweepgen import filenames, paths, yamlio
+from sweepgen import paths
 from sweepgen.compile import run_api
 from sweepgen.compile.run_api import LOCK_NAME, lock
 from sweepgen.errors import ConfigError, UserError
-from sweepgen.outtree import read_inside
-from sweepgen.run.core import replay_guard, sweep_origin, sweep_state
+from sweepgen.formats import yamlio
+from sweepgen.fs import filenames
+from sweepgen.fs.outtree import read_inside
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
+from sweepgen.run.core.plan.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
 from sweepgen.run.core.registry import make_executor
-from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
+from sweepgen.run.core.sweepfile import replay_guard, sweep_origin, sweep_state
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import study as search_study
 from sweepgen.run.search import view as search_view
 from sweepgen.run.search.study import journal_path
-from sweepgen.run.start import command_overrides, config_where, program, trl_start
+from sweepgen.run.start import command_overrides, config_where, program
+from sweepgen.run.start.trl import trl_start
 from sweepgen.run.sweep.grid import (
     INTERRUPTED,
     Display,

@@ -13,9 +13,9 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sweepgen import filenames
-from sweepgen.confine import resolve_inside
 from sweepgen.errors import SweepgenError
+from sweepgen.fs import filenames
+from sweepgen.fs.confine import resolve_inside
 from sweepgen.run.core import registry, runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,

@@ -13,14 +13,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sweepgen import confine, filenames, runfs
 from sweepgen.errors import SweepgenError, UserError
-from sweepgen.run.core import queue_cancel, registry, runlock, sweep_state
+from sweepgen.fs import confine, filenames, runfs
+from sweepgen.run.core import registry, runlock
 from sweepgen.run.core.base import RunState, RunStatus, RunTask, read_status
+from sweepgen.run.core.plan.tasks import load_sweep, select
 from sweepgen.run.core.registry import cancel_runs, settle_for_cancel
 from sweepgen.run.core.run_view import RunView
-from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
-from sweepgen.run.core.tasks import load_sweep, select
+from sweepgen.run.core.stopping import queue_cancel
+from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
+from sweepgen.run.core.sweepfile import sweep_state
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.sweep.only import with_groups
 from sweepgen.run.sweep.start import search_failed

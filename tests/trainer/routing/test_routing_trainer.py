@@ -44,8 +44,8 @@ def build(tmp_path, **sections):
     from sweepgen_trainer import models
     from sweepgen_trainer.config import RunConfig
     from sweepgen_trainer.grpo_args import grpo_kwargs
-    from sweepgen_trainer.outputs import RunDir
     from sweepgen_trainer.run import build_trainer
+    from sweepgen_trainer.rundir.outputs import RunDir
 
     cfg = RunConfig.model_validate(tiny_dict(tmp_path / "run", **sections))
     run_dir = RunDir(cfg.output_dir)

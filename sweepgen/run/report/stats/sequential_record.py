@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from sweepgen import jsonfloat
 from sweepgen.compile.run_api import DECIDE_STATE_NAME
 from sweepgen.errors import Location, UserError
+from sweepgen.formats import jsonfloat
 from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import write_json_atomic
 from sweepgen.run.report.stats import sequential

@@ -1,0 +1,99 @@
+"""A ``dataset_name`` that names a local folder which is not there: refused before any local run
+starts.
+
+TRL's scripts hand ``dataset_name`` to ``datasets.load_dataset``, which loads a folder of that name
+if there is one, and otherwise takes the name for a Hub dataset id (``org/name``). A mistyped local
+folder (``data/prefs`` for ``data/prefers``) then fails at each run's start, after trl's import, or,
+worse, loads a Hub dataset that happens to bear the name. A name is judged only where it cannot be
+a Hub id, or plainly means a folder of the working folder (where the runs start): it starts with
+``/``, ``./``, ``../`` or ``~`` (which is not expanded), or holds two ``/`` or a ``\\`` (a Hub id holds
+at most one ``/``); or its first part is a folder here and the Hub is off (``HF_HUB_OFFLINE`` or
+``HF_DATASETS_OFFLINE``, here or in the config's ``env:``) or that folder holds a name close to its
+last part (a typo: ``org/name`` with a folder ``org`` here is still a Hub id otherwise), and
+`datasets` has no copy of the Hub dataset in its cache (hf_cache: offline, it loads that). A config
+with ``datasets`` (TRL's mixture, which wins over ``dataset_name``) is not judged, nor a name that
+leads out of the working folder (``~``, ``..``, an absolute path elsewhere, a link leading out): the
+config is data a pull request may have written, and nothing outside is looked at for it (SECURITY.md).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import ConfigError
+from sweepgen.fs import confine
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.start.config_where import key_location
+from sweepgen.run.start.trl import hf_cache
+
+
+def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
+    """Exit 2 when the run's ``dataset_name`` means a folder of the working folder that is not there."""
+    name = config.get("dataset_name")
+    if not isinstance(name, str) or config.get("datasets") or not _inside(name) or os.path.exists(name):
+        return
+    close = _close(name)
+    if not (_path(name) or (_under_folder(name) and _hub_unreachable(name, config, close))):
+        return
+    raise ConfigError(
+        f"dataset_name {name!r} is no folder of {os.getcwd()}, where the runs start: `datasets."
+        "load_dataset` takes a name that is no folder for a Hub dataset id, so each run would fail "
+        "at its start (or load another dataset)",
+        location=key_location(sweep_dir, task, "dataset_name"),
+        key="dataset_name",
+        hint=(f"did you mean {close!r}? " if close else "")
+        + "name the folder as a path from the folder you run `sweepgen run` in (`~` is not expanded), "
+        "or a Hub dataset as org/name",
+    )
+
+
+def _inside(name: str) -> bool:
+    """Whether the name, read as a path from the working folder, stays in it, links resolved (its
+    spelling checked first, so a name spelled outside is never looked up)."""
+    if not name or "\0" in name or name.startswith("~"):
+        return False
+    here = os.getcwd()
+    spelled = os.path.normpath(os.path.join(here, name))
+    return confine.within(spelled, here) and confine.within(os.path.realpath(os.path.dirname(spelled)), here)
+
+
+def _path(name: str) -> bool:
+    """Whether the name can only be a path: never a Hub id."""
+    return name.startswith(("/", "./", "../", "~")) or name.count("/") >= 2 or "\\" in name
+
+
+def _under_folder(name: str) -> bool:
+    first, slash, _ = name.partition("/")
+    return bool(slash) and os.path.isdir(first)
+
+
+def _hub_unreachable(name: str, config: Mapping[str, Any], close: str | None) -> bool:
+    """Whether ``org/name``, with a folder ``org`` here, cannot be the Hub dataset it spells: a name
+    close to it in that folder (a typo), or the Hub off; either way unless `datasets` has it in its
+    cache, where offline it loads it from (hf_cache)."""
+    return (close is not None or _offline(config)) and not hf_cache.has_dataset(name, config)
+
+
+_OFFLINE = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+
+
+def _offline(config: Mapping[str, Any]) -> bool:
+    """Whether the run's ``datasets`` may not reach the Hub: set here, or in the config's ``env:``."""
+    block = config.get("env")
+    env: Mapping[str, Any] = block if isinstance(block, dict) else {}
+    given = [os.environ.get(k) for k in _OFFLINE] + [env.get(k) for k in _OFFLINE]
+    return any(str(v).strip().lower() in ("1", "true", "yes", "on") for v in given if v is not None)
+
+
+def _close(name: str) -> str | None:
+    """The entry of the name's folder closest to its last part, as the config would write it."""
+    parent, _, last = name.rstrip("/").rpartition("/")
+    try:
+        found = difflib.get_close_matches(last, os.listdir(parent or "."), n=1)
+    except OSError:
+        return None
+    return None if not found else f"{parent}/{found[0]}" if parent else found[0]

@@ -1,0 +1,211 @@
+"""What `run` refuses in the runs' rendered trainer configs before any starts: a ``trl`` command the
+installed TRL CLI does not have (trl_command), one vLLM server for
+runs at once (vllm_server), runs differing only in a value TRL ignores (trl_ignored), a reward
+function TRL cannot load (trl_rewards), more accelerate processes than a run's GPUs
+(trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
+refuses at the run's process count (trl_generation); and, for runs started on this machine, a
+local dataset folder that is not there (trl_dataset) or bf16 without a GPU (trl_precision), judged
+after the rest. A key the command line sets as a flag (``--use_peft``, ``--num_generations 4``) is
+TRL's over the config: what reads it from the config is not judged (``--bf16 false`` is read).
+
+Each run's rendered config is read once (config_where.rendered) and handed to each judgment.
+
+A search's trials are judged as each starts (trial_refusal), each against the trials still running:
+a refused trial is told as failed and never runs. A refusal reading none of the keys the search
+samples (its axes, its derived keys) would meet every trial, so it is the user's error at the first
+one (_every_trial), before any run of the search starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import UserError
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.plan.trl_output_dir import trl_script
+from sweepgen.run.start import command_overrides, installed_source, vllm_server
+from sweepgen.run.start.config_where import rendered
+from sweepgen.run.start.trl import (
+    trl_command,
+    trl_dataset,
+    trl_env,
+    trl_generation,
+    trl_ignored,
+    trl_precision,
+    trl_processes,
+    trl_rewards,
+)
+
+
+def check(
+    sweep_dir: Path,
+    command: Sequence[str] | None,
+    tasks: Sequence[RunTask],
+    at_once: int,
+    executor: str,
+    gpus_each: int | None,
+) -> None:
+    """Exit 2 when the ``tasks`` about to start (``at_once`` of them together, by ``executor``, each
+    given ``gpus_each`` GPUs, None: not limited) would share a vLLM server or, run by ``command``
+    as TRL's training script, fail or train alike as the module's docstring lists."""
+    trl_command.check(command or ())  # `trl online_dpo`: no such command
+    script = trl_script(command or ())
+    if at_once < 2 and script is None:
+        return  # nothing to judge: no config is read
+    configs = [(task, rendered(sweep_dir, task)) for task in tasks]
+    flags = command_overrides.flag_values(command or ())
+    _refuse(
+        vllm_server.shared_among(sweep_dir, configs, at_once, executor, vllm_server.on_command_line(flags))
+    )
+    if script is not None:
+        _judge_trl(sweep_dir, configs, script, command or (), gpus_each, flags, executor == "local")
+
+
+# the keys the per-run judgments read from a run's config (env: its block, at the top)
+_READ = frozenset(
+    {*trl_generation.READS, "reward_funcs", "num_processes", "accelerate_config", "env", "dataset_name"}
+    | {"datasets", "bf16", "fp16", "use_cpu"}
+)
+
+
+def trial_refusal(
+    sweep_dir: Path,
+    command: Sequence[str] | None,
+    running: Sequence[RunTask],
+    new: Sequence[RunTask],
+    at_once: int,
+    executor: str,
+    sampled: Collection[str],
+    gpus_each: int | None,
+) -> tuple[UserError, bool] | None:
+    """The refusal of a search trial's runs ``new`` (judged as ``check`` judges a grid's runs, but
+    not against each other's values: a trial's repeats differ in the seed only) or of one naming a
+    vLLM server one of ``running`` names, and whether it would meet every trial of a search that
+    samples the dotted paths ``sampled``; None when the trial's runs may start."""
+    argv = command or ()
+    flags = command_overrides.flag_values(argv)
+    server_flags = vllm_server.on_command_line(flags)
+    shared = vllm_server.first_shared(sweep_dir, running, new, at_once, executor, server_flags)
+    if shared is not None:
+        return shared, False  # a server depends on the trials running
+    try:
+        configs = [(task, rendered(sweep_dir, task)) for task in new] if trl_script(argv) else []
+        _judge_trial(sweep_dir, configs, argv, gpus_each, flags, executor == "local")
+    except UserError as err:
+        return err, _every_trial(err, sampled)
+    return None
+
+
+def planned_trial(
+    sweep_dir: Path,
+    command: Sequence[str] | None,
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
+    executor: str,
+    sampled: Collection[str],
+    gpus_each: int | None,
+) -> bool:
+    """`run --dry-run` of a search: exit 2 for what the start checks refuse in a trial's runs (their
+    configs as rendered in memory, never written) that every trial would meet, as the run's first
+    trial would be refused; one that reads a sampled key is the trial's own (False: judge another
+    point), as in the run. True when the trial may start."""
+    argv = command or ()
+    flags = command_overrides.flag_values(argv)
+    try:
+        _judge_trial(sweep_dir, configs, argv, gpus_each, flags, executor == "local")
+    except UserError as err:
+        if _every_trial(err, sampled):
+            raise
+        return False
+    return True
+
+
+def _judge_trial(
+    sweep_dir: Path,
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
+    command: Sequence[str],
+    gpus_each: int | None,
+    flags: Mapping[str, str | None],
+    local: bool,
+) -> None:
+    trl_command.check(command)
+    script = trl_script(command)
+    if script is not None:
+        _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
+
+
+def _every_trial(refusal: UserError, sampled: Collection[str]) -> bool:
+    """Whether a per-run judgment's refusal would meet every trial: none of the keys the judgments
+    read is sampled (a count on the command line has no key: the same for every trial)."""
+    reached = {
+        part for path in sampled for part in (path.lstrip("+~").split(".")[0], path.rsplit(".", 1)[-1])
+    }
+    return refusal.key is None or not reached & _READ
+
+
+def _refuse(error: Exception | None) -> None:
+    if error is not None:
+        raise error
+
+
+def _judge_trl(
+    sweep_dir: Path,
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
+    script: str,
+    command: Sequence[str],
+    gpus_each: int | None,
+    flags: Mapping[str, str | None],
+    local: bool,
+) -> None:
+    """Exit 2 when the runs differ only in a value TRL ignores, else at the first run (in order)
+    naming a reward function TRL cannot load, asking (each run given ``gpus_each`` GPUs) for more
+    processes or other GPUs, sizing a generation batch TRL refuses or, run here (``local``), naming
+    a local dataset folder that is not there or training in bf16 on a machine without a GPU."""
+    trl_ignored.check(sweep_dir, configs, frozenset(flags))  # the command's flags: TRL's over the config
+    _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
+
+
+def _judge_runs(
+    sweep_dir: Path,
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
+    script: str,
+    command: Sequence[str],
+    gpus_each: int | None,
+    flags: Mapping[str, str | None],
+    local: bool,
+) -> None:
+    """Exit 2 at the first run (in order) whose own config (or the command) a judgment refuses."""
+    on_command_line = flags.keys()
+    sized_by_config = not on_command_line & trl_generation.READS
+    defaults = installed_source.same_environment(command)  # the classes installed here are the run's
+    counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
+    for task, config in configs:
+        if "reward_funcs" not in on_command_line:
+            trl_rewards.judge(sweep_dir, task, config, script, command)
+        if gpus_each is not None:
+            trl_processes.judge(sweep_dir, task, config, counts, gpus_each)
+            trl_env.judge(sweep_dir, task, config, gpus_each)
+        # one GPU a run: accelerate starts one process, unless a count is asked for (judged above)
+        processes = trl_processes.asked(config, counts) or (1 if gpus_each == 1 else None)
+        if sized_by_config:
+            trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
+    if local:  # after what the configs say of TRL: then what they need of this machine
+        _judge_here(sweep_dir, configs, flags, gpus_each is None and defaults)
+
+
+def _judge_here(
+    sweep_dir: Path,
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
+    flags: Mapping[str, str | None],
+    bf16_judged: bool,
+) -> None:
+    """What runs started on this machine need of it: their dataset folders, and a GPU for bf16 where
+    ``bf16_judged`` (no GPU given: --gpus says there are; the run's transformers installed here:
+    another environment's is not known to raise) and the machine has none."""
+    cpu_only = bf16_judged and trl_precision.no_accelerator()
+    for task, config in configs:
+        if "dataset_name" not in flags:
+            trl_dataset.judge(sweep_dir, task, config)
+        if cpu_only:
+            trl_precision.judge(sweep_dir, task, config, flags)
