@@ -4,7 +4,6 @@ pruned trial's job (its own array task) is cancelled, also after its controller 
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import time
@@ -23,6 +22,7 @@ from search_support import (
     sweepgen,
     write_search_project,
 )
+from slurm_support import start_requeued_now
 
 from sweepgen.run.core.base import read_status
 
@@ -188,17 +188,7 @@ def test_a_search_trial_whose_slurm_job_is_requeued_is_followed_to_its_end_not_f
     while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING" or not _idle():
         assert time.monotonic() < deadline and proc.poll() is None, "the requeued job never became PENDING"
         time.sleep(0.5)
-    # once the clock has left the second the old instance ended in: slurmd refuses a credential of
-    # the same job made in that second ("Job credential revoked"), and the job ends without running
-    pending_at = time.time()
-    while time.time() < math.floor(pending_at) + 2:  # whole seconds, as Slurm compares them
-        time.sleep(0.05)
-    subprocess.run(
-        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    start_requeued_now(job_id)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0 and "Traceback" not in err, out + err
     trials = study(tmp_path).get_trials()

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from run_support import FAKE_COMMAND, LOADED_S, make_sweep
-from slurm_support import cli, status_json, wait_until
+from slurm_support import cli, start_requeued_now, status_json, wait_until
 
 from sweepgen.run.slurm import query as slurm_query
 
@@ -67,23 +66,6 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def _start_now(job_id: str) -> None:
-    """A requeued job made eligible now (Slurm otherwise holds it about two minutes), once the clock
-    has left the second its last instance ended in (the job is PENDING again: it ended before now).
-    slurmd revokes that instance's credential at its end and refuses one of the same job made in
-    that second ("Killing non-startable batch JobId=73: Job credential revoked"): the requeued job
-    then ended without running, as a rehearsal saw."""
-    pending_at = time.time()
-    while time.time() < math.floor(pending_at) + 2:  # whole seconds, as Slurm compares them
-        time.sleep(0.05)
-    subprocess.run(
-        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
 
 
 def scancel_sweep(sweep_dir: str) -> None:
@@ -209,7 +191,7 @@ def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
     row = status_json("generated/rq")["q"]
     assert row["state"] == "PENDING" and "requeued by Slurm" in row["reason"], row
     time.sleep(5)
-    _start_now(job_id)
+    start_requeued_now(job_id)
     wait_until("generated/rq", lambda r: starts(cwd / "runs/rq/q") == 2, 90, "the requeued job to start")
     row = wait_until("generated/rq", lambda r: r["q"]["state"] == "RUNNING", 30, "the requeued job to run")
     assert row["q"]["job_id"] == job_id
@@ -244,7 +226,7 @@ def test_a_job_requeued_after_its_run_finished_never_runs_it_again(cwd):
     while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING":
         assert time.monotonic() < deadline, "the requeued job never became PENDING"
         time.sleep(0.5)
-    _start_now(job_id)
+    start_requeued_now(job_id)
     deadline = time.monotonic() + LOADED_S
     while slurm_query.squeue([job_id]).get(job_id) is not None:
         assert time.monotonic() < deadline, "the requeued job never ended"

@@ -15,7 +15,6 @@ Starts are counted by the fake trainer's starts.jsonl (a start never recorded is
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from run_support import FAKE_COMMAND, LOADED_S, make_sweep
-from slurm_support import cli, status_json, wait_until
+from slurm_support import cli, start_requeued_now, status_json, wait_until
 
 from sweepgen.run.slurm import query as slurm_query
 
@@ -183,20 +182,6 @@ def test_killed_before_release_cancel_ends_the_held_array(cwd, tmp_path):
     assert all(_starts(cwd / "runs/w2c" / n) == 1 for n in RUNS), rows
 
 
-def _start_now(job_id: str) -> None:
-    """A requeued job made eligible now (Slurm otherwise holds it about two minutes), once the clock
-    has left the second its last instance ended in (test_slurm_faults.py says why)."""
-    pending_at = time.time()
-    while time.time() < math.floor(pending_at) + 2:  # whole seconds, as Slurm compares them
-        time.sleep(0.05)
-    subprocess.run(
-        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
-
-
 def _wait_queue(job_id: str, until, what: str) -> None:
     deadline = time.monotonic() + LOADED_S
     while not until(slurm_query.squeue([job_id]).get(job_id)):
@@ -225,7 +210,7 @@ def test_an_old_job_requeued_after_the_run_was_submitted_again_never_starts_it(c
     _wait_queue(
         old, lambda job: job is not None and job.state == "PENDING", "the old job never became PENDING"
     )
-    _start_now(old)
+    start_requeued_now(old)
     _wait_queue(old, lambda job: job is None or job.ended, "the requeued old job never ended")
     assert _starts(cwd / "runs/sup/q") == 2  # the trainer was not started by the old job
     row = status_json("generated/sup")["q"]
