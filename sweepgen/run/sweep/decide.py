@@ -31,6 +31,7 @@ from pathlib import Path
 from sweepgen import direction
 from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
 from sweepgen.errors import Location, UserError
+from sweepgen.fs import filenames, runfs
 from sweepgen.run.core.plan.tasks import NAMING_PATHS, read_lock
 from sweepgen.run.core.sweepfile import replay_guard
 from sweepgen.run.report import collect as rep
@@ -168,9 +169,10 @@ def _record_look(request: RunRequest, result: DecideResult, look: Look, display:
 
 @contextmanager
 def _record_held(sweep_dir: Path) -> Iterator[None]:
-    """One `run --until-decided` at a time reads and writes the record: an flock on the sweep folder
-    itself (no file of its own; the kernel releases it when its holder dies)."""
-    fd = os.open(sweep_dir, os.O_RDONLY | os.O_DIRECTORY)
+    """One `run --until-decided` at a time reads and writes the record: an flock on
+    ``.sweepgen-decide.lock`` beside it (not on the sweep folder: a render holds that one), which the
+    kernel releases when its holder dies."""
+    fd = runfs.open_file(sweep_dir / filenames.DECIDE_LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # never via a link
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
