@@ -40,6 +40,7 @@ LOCK: Final = "sweep.lock.json"  # written by `render`, read by every command
 RENDER_JOURNAL: Final = ".sweepgen-journal.json"  # makes a render a transaction
 RUN_STATE: Final = ".sweepgen-run.json"  # the command line `run` was started with
 DECIDE_STATE: Final = ".sweepgen-decide.json"  # `run --until-decided`: the rule and every look
+DECIDE_LOCK: Final = ".sweepgen-decide.lock"  # held while a `run --until-decided` reads and writes it
 SEARCH_DIR: Final = ".search"  # a folder: a search's study journal, its locks, its stop request
 SEARCH_JOURNAL: Final = "study.journal"  # in SEARCH_DIR: the Optuna study (its lock: this name + ".flock")
 SEARCH_STOP: Final = "stop"  # in SEARCH_DIR: `cancel` asks the controllers to stop

@@ -327,3 +327,93 @@ def test_a_new_test_on_runs_that_already_have_values_says_its_error_rate_counts_
     assert "run(s) of this test's groups already have a value of the metric compared" in said
     assert "whose alpha this one does not count" in said
     assert len(starts(arms)) == len(set(starts(arms)))  # no run started twice
+
+
+def test_looks_another_run_recorded_meanwhile_are_kept_not_written_over(arms, monkeypatch):
+    """Two `run --until-decided` of one sweep: B ran the whole test while A waited for B's runs of
+    round 2. A's older list of looks once replaced B's record (looks 3-4 and their verdicts lost
+    where A died next); now A takes B's looks from the record, takes none again, starts nothing."""
+    from sweepgen.run.sweep import decide
+
+    assert run(*FIRST).exit_code == 0  # B: the whole test, 4 looks
+    state_path = arms / "generated/arms" / DECIDE_STATE_NAME
+    full = state_path.read_text()
+    started = starts(arms)
+    as_a_saw = json.loads(full)
+    as_a_saw["looks"] = as_a_saw["looks"][:1]  # A began after B's first look
+    state_path.write_text(json.dumps(as_a_saw))
+    rounds: list[tuple[str, ...]] = []
+    real = decide.run_sweep
+
+    def beside_b(request, display):
+        rounds.append(request.only)
+        if len(rounds) > 1:  # old code: A goes on to round 3 and is interrupted there
+            raise KeyboardInterrupt
+        out = real(request, display)  # A's round 2: its runs are B's, waited for, none started here
+        state_path.write_text(full)  # meanwhile B recorded looks 2-4
+        return out
+
+    monkeypatch.setattr(decide, "run_sweep", beside_b)
+    a = run("--until-decided")
+    assert a.exit_code == 0, a.output
+    assert len(rounds) == 1
+    assert [x["seeds"] for x in json.loads(state_path.read_text())["looks"]] == [2, 4, 6, 8]
+    assert "recorded by another `sweepgen run --until-decided`" in a.stderr
+    assert "good: better against base (sequential test)" in a.stdout
+    assert starts(arms) == started  # no run started twice
+
+
+# `sweepgen run --until-decided` SIGKILLed at a known point: before the look of round 2 is recorded
+# (its runs all finished), or after it is recorded and before round 3's runs start
+KILLED_AT = """\
+import os, signal, sys
+from sweepgen.run.sweep import decide
+where, rounds = sys.argv[1], []
+real_look, real_round = decide._look, decide.run_sweep
+def look(*args):
+    if where == "look" and args[4] == 4:  # round 2's runs all finished: its look taken, not recorded
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_look(*args)
+def round_(*args):
+    rounds.append(1)
+    if where == "round" and len(rounds) == 3:  # look 2 recorded, round 3's runs not started
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_round(*args)
+decide._look, decide.run_sweep = look, round_
+from sweepgen.cli import main
+main(["run", "generated/arms", *sys.argv[2:]], prog_name="sweepgen")
+"""
+
+
+@pytest.mark.parametrize("where", ["look", "round"])
+def test_a_run_killed_between_looks_runs_each_seed_once_and_counts_each_look_once(arms, where):
+    (arms / "killed_at.py").write_text(KILLED_AT)
+    killed = subprocess.run(
+        [sys.executable, "killed_at.py", where, *FIRST], cwd=arms, capture_output=True, text=True, timeout=600
+    )
+    assert killed.returncode == -9, killed.stderr
+    state_path = arms / "generated/arms" / DECIDE_STATE_NAME
+    looks = [x["seeds"] for x in json.loads(state_path.read_text())["looks"]]
+    assert looks == ([2] if where == "look" else [2, 4])
+    again = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "run", "generated/arms", "--until-decided"],
+        cwd=arms,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert again.returncode == 0, again.stderr
+    started = starts(arms)
+    assert len(started) == len(set(started))  # every run started exactly once, whoever died
+    assert sorted(s for s in started if s.startswith("good")) == [f"good_seed{i}" for i in range(1, 5)]
+    state = json.loads(state_path.read_text())
+    assert [x["seeds"] for x in state["looks"]] == [2, 4, 6, 8]  # each look once
+    assert sum(x["alpha"] for x in state["looks"]) == pytest.approx(0.05)
+    assert "good: better against base (sequential test)" in again.stdout
+    status = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "status", "generated/arms"],
+        cwd=arms,
+        capture_output=True,
+        text=True,
+    )
+    assert status.returncode == 0, status.stdout + status.stderr

@@ -20,14 +20,18 @@ voids the error rate), and `sweepgen report` shows the looks.
 from __future__ import annotations
 
 import difflib
+import fcntl
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sweepgen import direction
 from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
 from sweepgen.errors import Location, UserError
+from sweepgen.fs import filenames, runfs
 from sweepgen.run.core.plan.tasks import NAMING_PATHS, read_lock
 from sweepgen.run.core.sweepfile import replay_guard
 from sweepgen.run.report import collect as rep
@@ -78,13 +82,19 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
     if request.dry_run:
         return _dry_run(request, rule, schedule, members, result, display)
     if fresh:
-        write_state(request.sweep_dir, rule, [])
+        with _record_held(request.sweep_dir):
+            if read_state(request.sweep_dir)[0] is None:  # a `run` beside this one began the test first
+                write_state(request.sweep_dir, rule, [])
         for line in _seen_before(request.sweep_dir, rule, members):
             display.note(line)
-    for n, alpha in list(zip(schedule.looks, schedule.alphas))[len(looks) :]:
+    while True:
+        # looks another `run --until-decided` of this test recorded while this one waited for the runs
+        # it held are taken as they are: never taken again, never written over by an older record
+        _adopt_recorded(request.sweep_dir, result, display)
         still = result.open_arms
-        if not still:
+        if result.spent or not still:
             break
+        n, alpha = schedule.looks[len(result.looks)], schedule.alphas[len(result.looks)]
         display.note(
             f"round {len(result.looks) + 1} of at most {result.total_looks}: {n} seed(s) of "
             f"{rule.baseline} and of {len(still)} open arm(s)"
@@ -143,12 +153,49 @@ def _round_runs(rule: Rule, members: dict[str, list[str]], arms: Sequence[str], 
 
 
 def _record_look(request: RunRequest, result: DecideResult, look: Look, display: Display) -> None:
-    """A look taken: its verdicts kept, the state file written (the test goes on from it), and said."""
-    result.looks.append(look)
-    result.verdicts.update({c.name: c.verdict for c in look.crossings})
-    write_state(request.sweep_dir, result.rule, result.looks)
+    """A look taken: its verdicts kept, the state file written (the test goes on from it), and said.
+    Under the record's lock, re-read first: a look another `run --until-decided` of this test recorded
+    meanwhile is the one kept (the same runs' values: the same look), and its later looks are never
+    written over with this run's older list (a look lost, its arm's verdict with it)."""
+    with _record_held(request.sweep_dir):
+        if _adopt_recorded(request.sweep_dir, result, display):
+            return
+        result.looks.append(look)
+        result.verdicts.update({c.name: c.verdict for c in look.crossings})
+        write_state(request.sweep_dir, result.rule, result.looks)
     for line in look_lines(look, len(result.looks), result.total_looks):
         display.say(line)
+
+
+@contextmanager
+def _record_held(sweep_dir: Path) -> Iterator[None]:
+    """One `run --until-decided` at a time reads and writes the record: an flock on
+    ``.sweepgen-decide.lock`` beside it (not on the sweep folder: a render holds that one), which the
+    kernel releases when its holder dies."""
+    fd = runfs.open_file(sweep_dir / filenames.DECIDE_LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # never via a link
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # the flock goes with it
+
+
+def _adopt_recorded(sweep_dir: Path, result: DecideResult, display: Display) -> bool:
+    """The record's looks when it holds more than this run has (another `run --until-decided` of the
+    same rule took them): taken over, and said; True when they were."""
+    recorded, looks = read_state(sweep_dir)
+    if recorded != result.rule or len(looks) <= len(result.looks):
+        return False
+    display.note(
+        f"look(s) {len(result.looks) + 1}-{len(looks)} were recorded by another `sweepgen run "
+        "--until-decided` of this sweep: taken from its record, not taken again"
+    )
+    for look in looks[len(result.looks) :]:
+        result.looks.append(look)
+        result.verdicts.update({c.name: c.verdict for c in look.crossings})
+        for line in look_lines(look, len(result.looks), result.total_looks):
+            display.say(line)
+    return True
 
 
 def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str]], list[Look], bool]:

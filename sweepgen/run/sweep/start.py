@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sweepgen import paths
 from sweepgen.compile import run_api
 from sweepgen.compile.run_api import LOCK_NAME, lock
-from sweepgen.errors import ConfigError, UserError
+from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.formats import yamlio
 from sweepgen.fs import filenames
 from sweepgen.fs.outtree import read_inside
@@ -87,6 +87,14 @@ def run(
         raise UserError(
             "--until-decided adds seeds to a grid; a search sweep chooses its own trials",
             hint="give its search `repeats:` for seeds, and compare the best trials with `sweepgen report`",
+        )
+    if spec is not None and request.only:  # ignored, it ran every trial the search asks: runs unasked
+        raise UserError(
+            f"--only {' '.join(request.only)}: a search sweep's runs are the trials its controller asks, "
+            "not a list to choose from",
+            location=Location(str(request.sweep_dir)),
+            hint="leave --only out (`sweepgen run DIR` goes on with the search to its `n` trials); "
+            "to stop one trial: `sweepgen cancel DIR --only tNNNN`",
         )
     if decide is not None:
         from sweepgen.run.sweep.decide import run_until_decided  # noqa: PLC0415 - see TYPE_CHECKING above

@@ -43,7 +43,7 @@ LOCK_NAME = filenames.LOCK
 RUN_STATE_NAME = filenames.RUN_STATE
 # `run --until-decided`'s record of its rounds (sweepgen.run.sweep.decide): run state as well
 DECIDE_STATE_NAME = filenames.DECIDE_STATE
-RUN_STATE_NAMES = (RUN_STATE_NAME, DECIDE_STATE_NAME)
+RUN_STATE_NAMES = (RUN_STATE_NAME, DECIDE_STATE_NAME, filenames.DECIDE_LOCK)
 LOCK_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 FLOAT_TAG = jsonfloat.FLOAT_TAG
