@@ -36,6 +36,9 @@ class SweepgenError(Exception):
     """Root of every error sweepgen raises on purpose. ``exit_code`` is what the CLI exits with."""
 
     exit_code = 2
+    # the keys of the user's config this refusal was read from (None: not said); a search's start
+    # checks ask it whether a refusal could change with a value the search samples
+    reads: frozenset[str] | None = None
 
     def __init__(
         self,

@@ -78,21 +78,21 @@ def _found() -> dict[str, Found]:
 def test_a_chain_in_a_switch_branch_holds_when_the_switch_has_that_branch_s_values():
     found = _found()
     assert found["scale"].values == ("batch", "group", "none")
-    assert found["scale"].when == ("aggregation", ("sum",))
-    assert found["norm"].values == ("l1", "l2") and found["norm"].when == ("aggregation", ("max", "mean"))
+    assert found["scale"].when == (("aggregation", ("sum",)),)
+    assert found["norm"].values == ("l1", "l2") and found["norm"].when == (("aggregation", ("max", "mean")),)
     assert found["scale"].module == "pkg.trainer.t" and found["scale"].line == 20
 
 
 def test_a_chain_under_a_deeper_condition_or_the_switch_itself_is_not_read():
     found = _found()
-    assert "deep" not in found  # under `aggregation == "sum"` AND `beta > 0`: claiming less is wrong
+    assert "deep" not in found  # under `aggregation == "sum"` AND `beta > 0`, which is read no way
     assert "aggregation" not in found  # its own switch is code_chains' (unconditional) finding
 
 
 def test_a_field_handed_to_a_built_class_is_closed_by_that_class_s_chains_under_the_call_s_condition():
     found = _found()
     assert found["engine_mode"].values == ("colocate", "server")
-    assert found["engine_mode"].when == ("use_engine", (True,))
+    assert found["engine_mode"].when == (("use_engine", (True,)),)
     assert found["engine_mode"].module == "pkg.generation.engine" and found["engine_mode"].line == 13
     assert found["kind"].values == ("p", "q") and found["kind"].when is None  # at the function's own level
 
@@ -108,3 +108,42 @@ def test_a_module_that_cannot_be_read_closes_nothing():
 def test_a_class_of_another_package_is_never_looked_up():
     """Finding another package's source would import it (find_spec imports the parents)."""
     assert "foreign_mode" not in _found()
+
+
+BOTH = """\
+    class Trainer:
+        def loss(self):
+            if self.use_engine and self.correction:
+                ratio = 1
+                if self.mode in ["seq_mask", "seq_clip"]:
+                    pass
+                elif self.mode == "tok_mask":
+                    pass
+                else:
+                    raise ValueError("mode")
+            if self.kind == "vespo" and self.use_engine:
+                if self.level not in ["tok_mask"]:
+                    raise ValueError("level")
+            if self.use_engine:
+                if self.flavour == "sweet":
+                    if self.topping not in ("nuts",):
+                        raise ValueError("topping")
+            if self.use_engine and self.beta > 0:
+                if self.never not in ("x",):
+                    raise ValueError("never: `beta > 0` is read no way")
+            if self.use_engine or self.correction:
+                if self.either not in ("x",):
+                    raise ValueError("either: an `or` is not every part")
+    """
+
+
+def test_a_chain_under_a_condition_over_two_fields_holds_when_both_do():
+    """GRPO's `vllm_importance_sampling_mode` raises only under `if self.use_vllm and
+    self.vllm_importance_sampling_correction:`; a branch in a branch joins the two conditions."""
+    SOURCES["pkg.trainer.both"] = BOTH
+    found = {f.field: f for f in guarded("pkg.trainer.both", _tree)}
+    assert found["mode"].values == ("seq_clip", "seq_mask", "tok_mask") and found["mode"].line == 10
+    assert found["mode"].when == (("correction", (True,)), ("use_engine", (True,)))
+    assert found["level"].when == (("kind", ("vespo",)), ("use_engine", (True,)))
+    assert found["topping"].when == (("flavour", ("sweet",)), ("use_engine", (True,)))
+    assert "never" not in found and "either" not in found

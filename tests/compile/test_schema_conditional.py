@@ -52,7 +52,7 @@ def _schema(default: Any, when: tuple[Any, ...]) -> dict[str, Any]:
         "agg": {"type": ["string", "boolean", "integer"], "default": default},
     }
     closes = (["batch", "group", "none"], "trl raises for any other value when agg is 'sum', x.py:9")
-    rule = code_choices._if_then(props, "scale", ("agg", when), closes)
+    rule = code_choices._if_then(props, "scale", (("agg", when),), closes)
     return {"type": "object", "properties": props, "allOf": [rule]}
 
 

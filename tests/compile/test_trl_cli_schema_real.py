@@ -199,6 +199,7 @@ def _defaults(cls: type) -> list[tuple[str, object]]:
     return out
 
 
+_IS, _CORRECTION = "vllm_importance_sampling_mode", "vllm_importance_sampling_correction"
 GUARDED = [
     # GRPO's scale_rewards is closed only under the default multi_objective_aggregation
     ("scale_rewards: batc\n", "`scale_rewards`: must be one of ['batch', 'group', 'none'] or boolean"),
@@ -207,12 +208,19 @@ GUARDED = [
     # vllm_mode is closed by the VLLMGeneration the trainer builds only with use_vllm
     ("vllm_mode: colocte\nuse_vllm: true\n", "`vllm_mode`: must be one of ['colocate', 'server']"),
     ("vllm_mode: colocte\n", None),
+    # vllm_importance_sampling_mode is closed only with use_vllm and the correction (on by default)
+    (f"{_IS}: token_mask\nuse_vllm: true\n", None),
+    (f"{_IS}: tokn_mask\nuse_vllm: true\n", f"`{_IS}`: must be one of ['sequence_mask', 'sequence_truncate'"),
+    (f"{_IS}: tokn_mask\nuse_vllm: true\nvllm_importance_sampling_correction: false\n", None),
+    (f"{_IS}: tokn_mask\n", None),
 ]
 
 
 @pytest.mark.parametrize("schema", ["trl:grpo", "trl:GRPOConfig"])
 @pytest.mark.parametrize(
-    ("extra", "refused"), GUARDED, ids=["scale", "scale-other-agg", "scale-bool", "vllm", "no-vllm"]
+    ("extra", "refused"),
+    GUARDED,
+    ids=["scale", "scale-other", "scale-bool", "vllm", "no-vllm", "is", "is-typo", "is-off", "is-no-vllm"],
 )
 def test_options_trl_closes_under_another_option_are_refused_exactly_where_trl_raises(
     tmp_path, monkeypatch, schema, extra, refused
@@ -226,6 +234,58 @@ def test_options_trl_closes_under_another_option_are_refused_exactly_where_trl_r
         return
     assert done.exit_code == 2 and refused in done.stderr, done.stderr
     assert "grpo.yaml:3:" in done.stderr and "did you mean" in done.stderr and "Traceback" not in done.stderr
+
+
+def _is_chain_raises(use_vllm: bool, correction: bool, mode: str) -> bool:
+    """The oracle: GRPOTrainer's own importance-sampling block, cut from its source and run on tiny
+    tensors with a stand-in `self` holding the config's values: does it raise for ``mode``?"""
+    import ast
+    import math
+    import types
+
+    import torch
+    from trl.trainer import grpo_trainer
+
+    tree = ast.parse(Path(grpo_trainer.__file__).read_text())
+    block = next(
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.If)
+        and ast.unparse(n.test) == "self.use_vllm and self.vllm_importance_sampling_correction"
+        and any(isinstance(r, ast.Raise) for r in ast.walk(n))
+    )
+    code = compile(ast.Module([block], type_ignores=[]), grpo_trainer.__file__, "exec")
+    fields = {"vllm_importance_sampling_clip_min": 0.5, "vllm_importance_sampling_clip_max": 2.0}
+    fields |= {"use_vllm": use_vllm, "vllm_importance_sampling_correction": correction, _IS: mode}
+    logps, mask = torch.zeros(1, 2), torch.ones(1, 2)
+    names = {"self": types.SimpleNamespace(**fields), "torch": torch, "math": math, "tool_mask": None}
+    names |= {"completion_mask": mask, "old_per_token_logps": logps, "sampling_per_token_logps": logps}
+    try:
+        exec(code, names)
+    except ValueError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("use_vllm", [True, False])
+@pytest.mark.parametrize("correction", [True, False])
+@pytest.mark.parametrize("mode", ["tokn_mask", "token_mask", "sequence_truncate"])
+def test_the_importance_sampling_mode_is_refused_exactly_where_trl_s_own_block_raises(
+    tmp_path, monkeypatch, use_vllm, correction, mode
+):
+    """TRL accepts `vllm_importance_sampling_mode: tokn_mask` and raises at the first batch, only
+    when both `use_vllm` and `vllm_importance_sampling_correction` are true: sweepgen refuses it
+    before any run exactly there, and nowhere else."""
+    raises = _is_chain_raises(use_vllm, correction, mode)
+    assert raises == (use_vllm and correction and mode == "tokn_mask")  # the oracle reads as said
+    flags = f"use_vllm: {str(use_vllm).lower()}\n{_CORRECTION}: {str(correction).lower()}\n"
+    config = "output_dir: out\n" + flags
+    (tmp_path / "grpo.yaml").write_text(config + f"{_IS}: {mode}\n")
+    done = init_in_process(tmp_path, monkeypatch, "--from", "grpo.yaml", "--schema", "trl:GRPOConfig")
+    assert done.exit_code == (2 if raises else 0), done.stderr
+    if raises:
+        assert "grpo.yaml:4:" in done.stderr and "trl/trainer/grpo_trainer.py:" in done.stderr, done.stderr
+        assert "did you mean 'token_mask'" in done.stderr and "Traceback" not in done.stderr
 
 
 DPO_LOSSES = [
@@ -303,6 +363,9 @@ def test_sft_padding_free_without_packing_is_refused_where_the_trainer_raises(
         return
     assert done.exit_code == 2 and "sft.yaml:2:" in done.stderr, done.stderr
     assert "add `packing: true`, or `max_length: null`" in done.stderr and "Traceback" not in done.stderr
+    # a vision dataset: TRL raises for padding_free whatever max_length is; the one fix for both
+    vision = "Padding-free training is yet not supported for vision datasets"
+    assert vision in Path(sft_trainer.__file__).read_text() and "`padding_free: false`" in done.stderr
 
 
 @pytest.mark.parametrize("schema", ["trl:dpo", "trl:DPOConfig"])

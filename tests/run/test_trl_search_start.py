@@ -97,3 +97,25 @@ def test_a_dry_run_leaves_a_refusal_of_a_sampled_value_to_the_trials_drawing_it(
     assert "search fake_search: 2 trials" in _said(done)
     assert not (tmp_path / "generated" / "fake_search" / "t0000.yaml").exists()
     assert not (tmp_path / "generated" / "fake_search" / ".search" / "study.journal").exists()
+
+
+def test_a_missing_dataset_folder_stops_a_search_sampling_a_key_other_checks_read(tmp_path):
+    """num_generations is an axis, and a key the generation check reads: a `./dataset` folder that
+    is not there was still judged "the trial's own" (a sampled key was among those any check reads),
+    and trial after trial was told failed. The dataset check's refusal reads dataset_name alone,
+    which no draw changes: exit 2 before any trial runs, its `--dry-run` too."""
+    sizes = {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 1, "num_processes": 1}
+    base = {**BASE, **sizes, "num_generations": 2, "bf16": False, "dataset_name": "./dataset"}
+    axes = {"num_generations": {"choice": [2, 4]}}
+    spec = write_search_project(
+        tmp_path, {"n": 3, "parallel": 1, "sampler": "random", "axes": axes}, base=base
+    )
+    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0, "render"
+    for dry in (["--dry-run"], []):
+        done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL, *dry)
+        said = _said(done)
+        assert done.returncode == 2, said
+        assert "dataset_name './dataset' is no folder of" in said and "Traceback" not in said
+        assert "generated/fake_search/t0000.yaml:" in said
+    assert [t.state.name for t in study(tmp_path).get_trials()] == ["RUNNING"]  # left open, not failed
+    assert not (tmp_path / "runs").exists()

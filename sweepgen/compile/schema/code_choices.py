@@ -44,7 +44,7 @@ def close_strings(props: dict[str, Any], modules: Iterable[str]) -> list[dict[st
     return [
         _if_then(props, name, when, closes)
         for (name, when), closes in guarded_in(modules, open_strings).items()
-        if when[0] in props
+        if all(field in props for field, _ in when)
     ]
 
 
@@ -57,16 +57,20 @@ def _close_items(props: dict[str, Any], modules: list[str]) -> None:
 
 
 def _if_then(props: dict[str, Any], name: str, when: When, closes: Closes) -> dict[str, Any]:
-    """``name`` held to the values when the config's ``G`` has one of ``when``'s: a ``G`` left out
-    counts as its default (the ``if`` holds without it only where that default is among them)."""
-    field, values = when
+    """``name`` held to the values when each of ``when``'s fields ``G`` has one of its values: a ``G``
+    left out counts as its default (the ``if`` holds without it only where that default is among
+    them)."""
     held = copy.deepcopy(props[name])
     string_values.restrict(held, closes[0])
     held["$comment"] = closes[1]
-    condition: dict[str, Any] = {"properties": {field: {"enum": list(values)}}}
-    default = props[field].get("default", _NO_DEFAULT)
-    if not any(jsonschema_subset.same(default, v) for v in values):  # as the `if` itself compares
-        condition["required"] = [field]
+    condition: dict[str, Any] = {"properties": {field: {"enum": list(values)} for field, values in when}}
+    required = [
+        field
+        for field, values in when  # as the `if` itself compares
+        if not any(jsonschema_subset.same(props[field].get("default", _NO_DEFAULT), v) for v in values)
+    ]
+    if required:
+        condition["required"] = required
     return {"if": condition, "then": {"properties": {name: held}}}
 
 
@@ -117,9 +121,12 @@ def _why(found: Found) -> str:
     package = found.module.partition(".")[0]
     if found.when is None:
         return f"{package} raises for any other value, {where}"
-    field, values = found.when
-    said = " or ".join("true" if v is True else repr(v) for v in values)
-    return f"{package} raises for any other value when {field} is {said}, {where}"
+    said = " and ".join(f"{field} is {_any_of(values)}" for field, values in found.when)
+    return f"{package} raises for any other value when {said}, {where}"
+
+
+def _any_of(values: tuple[str | bool, ...]) -> str:
+    return " or ".join("true" if v is True else repr(v) for v in values)
 
 
 @functools.lru_cache(maxsize=32)

@@ -14,8 +14,14 @@ under way:
   field as a keyword the class's ``__init__`` stores once as ``self.A``, closes the field with the
   values the class's chains over ``self.A`` handle.
 
-A deeper condition (an ``if`` inside the branch) is never read: the finding would claim more than the
-code says. Everything is read from source; nothing is imported or run.
+- GRPO's ``vllm_importance_sampling_mode`` chain raises only inside ``if self.use_vllm and
+  self.vllm_importance_sampling_correction:``: a condition over two fields. A test that is a
+  conjunction (``and``) of such tests (a flag, or ``G == "a"`` / ``G in (...)``), or a branch inside
+  another branch, holds when every one of its parts does: the finding's condition lists them all.
+
+A condition with any part that cannot be read that way (``if self.beta > 0:``, an ``or``) is never
+read: the finding would claim more than the code says. Everything is read from source; nothing is
+imported or run.
 """
 
 from __future__ import annotations
@@ -30,11 +36,13 @@ from sweepgen.compile.schema.code_chains import (
     chain_of,
     closed_chain,
     closed_choices,
+    equals,
     field_of,
     unconditional_ifs,
 )
 
-When = tuple[str, tuple[str | bool, ...]]  # (field G, the values of G under which a finding holds)
+Part = tuple[str, tuple[str | bool, ...]]  # (field G, the values of G under which a finding holds)
+When = tuple[Part, ...]  # every part holds (sorted by field: one condition, one key)
 
 
 @dataclass(frozen=True)
@@ -62,11 +70,32 @@ def guarded(module: str, tree: Tree) -> list[Found]:
     out: list[Found] = []
     for function in _functions(parsed):
         out += _built(function.body, None, imported, tree)
-        for chain in unconditional_ifs(function.body):
-            for when, body in _branches(chain):
-                out += _closed_under(module, body, when)
-                out += _built(body, when, imported, tree)
+        out += _under(module, function.body, (), imported, tree)
     return out
+
+
+def _under(
+    module: str, body: list[ast.stmt], held: When, imported: dict[str, tuple[str, str]], tree: Tree
+) -> list[Found]:
+    """What the branches of ``body``'s own ``if`` statements close, each under ``held`` and its own
+    condition, and the branches inside those (the conditions joined)."""
+    out: list[Found] = []
+    for chain in unconditional_ifs(body):
+        for part, inner in _branches(chain):
+            when = _joined(held, part)
+            if when is None:
+                continue
+            out += _closed_under(module, inner, when)
+            out += _built(inner, when, imported, tree)
+            out += _under(module, inner, when, imported, tree)
+    return out
+
+
+def _joined(held: When, more: When) -> When | None:
+    """Both conditions; None where they name one field twice (``if G == "a": if G == "b":``: never
+    both, or the same test again, read once already)."""
+    fields = [field for field, _ in (*held, *more)]
+    return tuple(sorted((*held, *more))) if len(set(fields)) == len(fields) else None
 
 
 def _functions(node: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -74,16 +103,36 @@ def _functions(node: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def _branches(chain: ast.If) -> Iterator[tuple[When, list[ast.stmt]]]:
-    """Each branch of a switch over one field (its values, its body), or ``if G:``'s body."""
-    flag = field_of(chain.test)
-    if flag is not None:
-        yield (flag, (True,)), chain.body
-        return
+    """Each branch of a switch over one field (its values, its body), or the body of ``if G:`` or of
+    ``if A and B == "b":`` (every part a flag or a comparison)."""
+    parts = _conjunction(chain.test)
+    if parts is not None and (len(parts) > 1 or parts[0][1] == (True,)):
+        return iter([(parts, chain.body)])
+    return _switch(chain)
+
+
+def _switch(chain: ast.If) -> Iterator[tuple[When, list[ast.stmt]]]:
+    """``if G == "a": ... elif G in ("b", "c"): ...``: each branch's values, and its body."""
     tests, _ = chain_of(chain)
     read = [t for t in tests if t is not None]
     if len(read) == len(tests) and len({field for field, _ in read}) == 1:
         for (field, values), node in zip(read, _links(chain), strict=True):
-            yield (field, tuple(sorted(values))), node.body
+            yield ((field, tuple(sorted(values))),), node.body
+
+
+def _conjunction(test: ast.expr) -> When | None:
+    """``G`` / ``G == "a"`` / ``A and B in ("b", "c")`` as its parts, each (field, values); None
+    where any part is read no such way (a field named twice is _joined's to refuse)."""
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    parts = [_part(one) for one in tests]
+    return tuple(sorted(p for p in parts if p is not None)) if None not in parts else None
+
+
+def _part(test: ast.expr) -> Part | None:
+    flag, compared = field_of(test), equals(test)
+    if flag is not None:
+        return flag, (True,)
+    return (compared[0], tuple(sorted(compared[1]))) if compared is not None else None
 
 
 def _links(chain: ast.If) -> Iterator[ast.If]:
@@ -99,7 +148,7 @@ def _closed_under(module: str, body: list[ast.stmt], when: When) -> list[Found]:
     out = []
     for chain in unconditional_ifs(body):
         closed = closed_chain(chain)
-        if closed is not None and closed[0] != when[0]:
+        if closed is not None and closed[0] not in {field for field, _ in when}:
             out.append(Found(closed[0], tuple(sorted(closed[1])), module, closed[2], when))
     return out
 

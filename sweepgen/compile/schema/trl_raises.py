@@ -131,7 +131,10 @@ _GENERATION: list[dict[str, Any]] = [
 _BEST_KEYS = {"load_best_model_at_end", "eval_strategy", "save_strategy"}
 # SFTTrainer.__init__ (trl/trainer/sft_trainer.py, "When `padding_free=True` without packing,
 # `max_length` is not enforced"): padding_free without packing raises once the model is loaded, unless
-# max_length is null (unset: 1024). The one exception, a vision dataset, is as well served by null
+# max_length is null (unset: 1024). Its one exception, a vision dataset, is no way through: the same
+# __init__ raises earlier for padding_free with any vision dataset ("Padding-free training is yet not
+# supported for vision datasets"), with or without max_length, so the rule refuses nothing TRL runs,
+# and its fix names `padding_free: false`, the one that serves both
 _PADDING_FREE_KEYS = {"padding_free", "packing", "packing_strategy", "max_length"}
 _PADDING_FREE: list[dict[str, Any]] = [
     {
@@ -150,7 +153,8 @@ _PADDING_FREE: list[dict[str, Any]] = [
                         "const": True,
                         "$comment": "TRL's SFTTrainer raises for padding_free without packing while "
                         "max_length is set (unset: 1024), as padding-free batches do not enforce it: "
-                        "add `packing: true`, or `max_length: null`",
+                        "add `packing: true`, or `max_length: null` (a text dataset), or set "
+                        "`padding_free: false` (TRL refuses padding_free for a vision dataset in any case)",
                     }
                 }
             }

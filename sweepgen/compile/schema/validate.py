@@ -269,27 +269,29 @@ def _listed(f: dataclasses.Field[Any]) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class _Guarded:
-    """A field held to ``values`` when the config's ``when`` field (or its default) has one of its values."""
+    """A field held to ``values`` when each of the config's ``when`` fields (or its default) has one
+    of its values."""
 
     field: str
     values: list[str]
     why: str
     when: When
-    default: Any
+    defaults: dict[str, Any]
 
     def applies(self, config: dict[str, Any]) -> bool:
-        other, values = self.when
-        given = config.get(other, self.default)
-        return any(jsonschema_subset.same(given, v) for v in values)  # as the schema's `if` compares
+        return all(  # as the schema's `if` compares
+            any(jsonschema_subset.same(config.get(other, self.defaults[other]), v) for v in values)
+            for other, values in self.when
+        )
 
 
 def _guarded_choices(cls: type, hints: dict[str, Any]) -> list[_Guarded]:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    out = []
-    for (name, when), (values, why) in code_choices.guarded_in([cls.__module__], list(fields)).items():
-        if when[0] in fields and _open_string(hints[name]):
-            out.append(_Guarded(name, values, why, when, fields[when[0]].default))
-    return out
+    return [
+        _Guarded(name, values, why, when, {other: fields[other].default for other, _ in when})
+        for (name, when), (values, why) in code_choices.guarded_in([cls.__module__], list(fields)).items()
+        if all(other in fields for other, _ in when) and _open_string(hints[name])
+    ]
 
 
 def _open_string(hint: Any) -> bool:

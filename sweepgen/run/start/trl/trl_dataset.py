@@ -39,7 +39,7 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
     close = _close(name)
     if not (_path(name) or (_under_folder(name) and _hub_unreachable(name, config, close))):
         return
-    raise ConfigError(
+    refusal = ConfigError(
         f"dataset_name {name!r} is no folder of {os.getcwd()}, where the runs start: `datasets."
         "load_dataset` takes a name that is no folder for a Hub dataset id, so each run would fail "
         "at its start (or load another dataset)",
@@ -49,6 +49,9 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
         + "name the folder as a path from the folder you run `sweepgen run` in (`~` is not expanded), "
         "or a Hub dataset as org/name",
     )
+    # read: the name, the mixture that would win over it, and (a name that may be a Hub id) env:
+    refusal.reads = frozenset({"dataset_name", "datasets", *(() if _path(name) else ("env",))})
+    raise refusal
 
 
 def _inside(name: str) -> bool:

@@ -13,12 +13,14 @@ Each run's rendered config is read once (config_where.rendered) and handed to ea
 A search's trials are judged as each starts (trial_refusal), each against the trials still running:
 a refused trial is told as failed and never runs. A refusal reading none of the keys the search
 samples (its axes, its derived keys) would meet every trial, so it is the user's error at the first
-one (_every_trial), before any run of the search starts.
+one (_every_trial), before any run of the search starts: each judgment's refusal says the keys it
+was read from (a missing dataset folder reads ``dataset_name``, whatever else the search samples).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import contextlib
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,12 +138,24 @@ def _judge_trial(
 
 
 def _every_trial(refusal: UserError, sampled: Collection[str]) -> bool:
-    """Whether a per-run judgment's refusal would meet every trial: none of the keys the judgments
-    read is sampled (a count on the command line has no key: the same for every trial)."""
+    """Whether a per-run judgment's refusal would meet every trial: none of the keys it was read from
+    (its ``reads``, as the judgment said; else any key a judgment reads) is sampled (a count on the
+    command line has no key: the same for every trial)."""
     reached = {
         part for path in sampled for part in (path.lstrip("+~").split(".")[0], path.rsplit(".", 1)[-1])
     }
-    return refusal.key is None or not reached & _READ
+    return refusal.key is None or not reached & (refusal.reads if refusal.reads is not None else _READ)
+
+
+@contextlib.contextmanager
+def _reading(*keys: str) -> Iterator[None]:
+    """A refusal of the judgment run inside says it read ``keys`` (unless it said more exactly)."""
+    try:
+        yield
+    except UserError as err:
+        if err.reads is None:
+            err.reads = frozenset(keys)
+        raise
 
 
 def _refuse(error: Exception | None) -> None:
@@ -182,14 +196,18 @@ def _judge_runs(
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
     for task, config in configs:
         if "reward_funcs" not in on_command_line:
-            trl_rewards.judge(sweep_dir, task, config, script, command)
+            with _reading("reward_funcs"):
+                trl_rewards.judge(sweep_dir, task, config, script, command)
         if gpus_each is not None:
-            trl_processes.judge(sweep_dir, task, config, counts, gpus_each)
-            trl_env.judge(sweep_dir, task, config, gpus_each)
+            with _reading("num_processes", "accelerate_config"):
+                trl_processes.judge(sweep_dir, task, config, counts, gpus_each)
+            with _reading("env"):
+                trl_env.judge(sweep_dir, task, config, gpus_each)
         # one GPU a run: accelerate starts one process, unless a count is asked for (judged above)
         processes = trl_processes.asked(config, counts) or (1 if gpus_each == 1 else None)
         if sized_by_config:
-            trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
+            with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
+                trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
     if local:  # after what the configs say of TRL: then what they need of this machine
         _judge_here(sweep_dir, configs, flags, gpus_each is None and defaults)
 
@@ -206,6 +224,7 @@ def _judge_here(
     cpu_only = bf16_judged and trl_precision.no_accelerator()
     for task, config in configs:
         if "dataset_name" not in flags:
-            trl_dataset.judge(sweep_dir, task, config)
+            trl_dataset.judge(sweep_dir, task, config)  # its refusal says what it read
         if cpu_only:
-            trl_precision.judge(sweep_dir, task, config, flags)
+            with _reading("bf16", "fp16", "use_cpu"):
+                trl_precision.judge(sweep_dir, task, config, flags)
