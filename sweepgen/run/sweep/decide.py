@@ -82,11 +82,7 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
     if request.dry_run:
         return _dry_run(request, rule, schedule, members, result, display)
     if fresh:
-        with _record_held(request.sweep_dir):
-            if read_state(request.sweep_dir)[0] is None:  # a `run` beside this one began the test first
-                write_state(request.sweep_dir, rule, [])
-        for line in _seen_before(request.sweep_dir, rule, members):
-            display.note(line)
+        _begin(request.sweep_dir, rule, members, display)
     while True:
         # looks another `run --until-decided` of this test recorded while this one waited for the runs
         # it held are taken as they are: never taken again, never written over by an older record
@@ -108,6 +104,16 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
             return result
         _record_look(request, result, _look(request.sweep_dir, rule, members, still, n, alpha), display)
     return result
+
+
+def _begin(sweep_dir: Path, rule: Rule, members: dict[str, list[str]], display: Display) -> None:
+    """A new test's empty record (unless a `run` beside this one began the test first), and what
+    its seeds' values seen before it mean."""
+    with _record_held(sweep_dir):
+        if read_state(sweep_dir)[0] is None:
+            write_state(sweep_dir, rule, [])
+    for line in _seen_before(sweep_dir, rule, members):
+        display.note(line)
 
 
 def _seen_before(sweep_dir: Path, rule: Rule, members: dict[str, list[str]]) -> list[str]:

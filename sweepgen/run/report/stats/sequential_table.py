@@ -103,6 +103,21 @@ def _adjusted(
     statistics: stats.Statistics, decided: Mapping[str, str], held: Mapping[str, Held]
 ) -> tuple[stats.Statistics, list[str]]:
     """The arms' verdicts and repeated-confidence intervals (``adjusted``)."""
+    comparisons, changed, repeated = _each_adjusted(statistics, decided, held)
+    if not any(c.name in decided for c in comparisons):  # a record of other arms: nothing to say
+        return statistics, []
+    others = [c.name for c in comparisons if c.name in decided and c.name not in held]
+    out = replace(statistics, comparisons=tuple(comparisons))
+    if repeated:
+        out = replace(out, levels_from="Holm's step, or for an arm the looks held, the looks' coverage")
+    return out, [_sentence(changed, repeated, others) + _bootstrap_words(statistics.methods, repeated)]
+
+
+def _each_adjusted(
+    statistics: stats.Statistics, decided: Mapping[str, str], held: Mapping[str, Held]
+) -> tuple[list[stats.Comparison], list[str], list[str]]:
+    """Each comparison with its arm's sequential verdict and, where held, its look's interval; the
+    arms whose fixed-n verdict differed; the arms given a look's interval."""
     changed: list[str] = []
     comparisons = []
     repeated: list[str] = []
@@ -119,13 +134,7 @@ def _adjusted(
             c = _repeated(c, held[c.name], statistics.methods)
             repeated.append(f"{c.name} at look {held[c.name].look} ({held[c.name].seeds} seeds per group)")
         comparisons.append(c)
-    if not any(c.name in decided for c in comparisons):  # a record of other arms: nothing to say
-        return statistics, []
-    others = [c.name for c in comparisons if c.name in decided and c.name not in held]
-    out = replace(statistics, comparisons=tuple(comparisons))
-    if repeated:
-        out = replace(out, levels_from="Holm's step, or for an arm the looks held, the looks' coverage")
-    return out, [_sentence(changed, repeated, others) + _bootstrap_words(statistics.methods, repeated)]
+    return comparisons, changed, repeated
 
 
 def _with_verdict(c: stats.Comparison, word: str) -> stats.Comparison:

@@ -34,8 +34,9 @@ from sweepgen.run.start.trl import hf_cache
 def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
     """Exit 2 when the run's ``dataset_name`` means a folder of the working folder that is not there."""
     name = config.get("dataset_name")
-    if not isinstance(name, str) or config.get("datasets") or not _inside(name) or os.path.exists(name):
+    if not _judged(name, config):
         return
+    assert isinstance(name, str)
     close = _close(name)
     if not (_path(name) or (_under_folder(name) and _hub_unreachable(name, config, close))):
         return
@@ -52,6 +53,12 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
     # read: the name, the mixture that would win over it, and (a name that may be a Hub id) env:
     refusal.reads = frozenset({"dataset_name", "datasets", *(() if _path(name) else ("env",))})
     raise refusal
+
+
+def _judged(name: object, config: Mapping[str, Any]) -> bool:
+    """Whether the name is one to judge: a string, no mixture winning over it, spelled inside the
+    working folder and not there."""
+    return isinstance(name, str) and not config.get("datasets") and _inside(name) and not os.path.exists(name)
 
 
 def _inside(name: str) -> bool:
