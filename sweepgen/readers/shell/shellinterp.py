@@ -642,7 +642,7 @@ class Reader(Walk):
             data["@file"] = sourced_file(self.filename, words[1].text, words[1].known)  # part of the script
         if prefix or "@refused_env" in state:
             data["@env"] = {**prefix, **state.get("@refused_env", {})}
-        for key in ("@stdin", "@stdout", "@stderr"):
+        for key in ("@stdin", "@stdout", "@stderr", "@heredocs-replaced"):
             if key in state:
                 data[key] = state[key]
         for key, value in state.items():

@@ -633,6 +633,7 @@ class Walk:
         heredoc = None
         for child in _written_redirects(body):
             heredoc = self.redirect(child, state) or heredoc
+        state.pop(_EXPANDING, None)
         if heredoc is not None:
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         return state
@@ -644,6 +645,7 @@ class Walk:
         for child in node.children:
             if child is not body and child.is_named:
                 heredoc = self.own_heredoc(child, state) or heredoc
+        state.pop(_EXPANDING, None)  # the last here-document is the command's stdin
         return heredoc
 
     def own_heredoc(self, node: Any, state: dict[str, Any]) -> Field | None:
@@ -689,6 +691,17 @@ class Walk:
             self.opaque = True
         return Field(text, known, self.line(node))
 
+    def heredoc_read(self, field: Field, expands: bool, state: dict[str, Any]) -> Field:
+        """A here-document given to a command: one written before it is not the command's stdin,
+        but bash expanded it all the same, so one holding an expansion (`$(cmd)` runs, `${X:=1}`
+        assigns for the next one) is kept, as bash expanded it, under ``@heredocs-replaced``."""
+        replaced = state.pop(_EXPANDING, None)
+        if replaced is not None:
+            state["@heredocs-replaced"] = [*state.get("@heredocs-replaced", []), replaced]
+        if expands:
+            state[_EXPANDING] = self.value(field)
+        return field
+
     def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # noqa: C901, PLR0912 - one branch per redirection form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""
         if node.type == "heredoc_redirect":
@@ -708,11 +721,12 @@ class Walk:
             text, known = (raw, True) if quoted else self.heredoc_text(raw)
             if not known:
                 self.opaque = True
-            return Field(text, known, self.line(node))
+            return self.heredoc_read(Field(text, known, self.line(node)), not quoted and _expands(raw), state)
         if node.type == "herestring_redirect":
             here = self.placeholder(node)
             if here is not None:
-                return self.heredoc_field(here, node)
+                field = self.heredoc_field(here, node)
+                return self.heredoc_read(field, not here.quoted and _expands(here.body), state)
             words = [f for c in node.named_children for f in self.expand(c)]
             state["@stdin"] = self.value(Field(" ".join(f.text for f in words), all(f.known for f in words)))
             return None
@@ -744,6 +758,14 @@ class Walk:
             mode = ">>" if op == ">>" else ">"
             state[names.get(fd if fd is not None else 1, f"@fd{fd}")] = f"{mode} {target}"
         return None
+
+
+_EXPANDING = "@heredoc-expanding"  # a here-document with an expansion, until a later one replaces it
+
+
+def _expands(body: str) -> bool:
+    """Whether an unquoted here-document's body holds an expansion bash performs."""
+    return "$" in body or "`" in body
 
 
 def _written_redirects(body: Any) -> list[Any]:
