@@ -56,7 +56,8 @@ class Expressions:
         # names some `(x := ...)` of the file binds: the evaluator may not follow where it runs,
         # so such a name never reads as the builtin it shadows
         self.walrus: set[str] = set()
-        self.iterated_views: set[int] = set()  # the dict views read as their items (iterated_views)
+        self.statements: list[ast.stmt] = []  # the module's, where the views are looked for
+        self.iterated_views: set[int] | None = None  # the dict views read as their items, once asked
         # containers a statement this reader could not follow may have changed (`a.sort(key=f)`),
         # by id, each kept alive so that its id is never another object's
         self.tainted: dict[int, Any] = {}
@@ -456,8 +457,14 @@ class Expressions:
             return False
         return is_ml(self.imported(name))
 
+    def views_iterated(self) -> set[int]:
+        """The dict views read as their items (``iterated_views``), found the first time one is met."""
+        if self.iterated_views is None:
+            self.iterated_views = iterated_views(self.statements)
+        return self.iterated_views
+
     def method(self, receiver: Any, method: str, node: ast.Call) -> Any:
-        if type(receiver) is dict and method in _VIEWS and id(node) not in self.iterated_views:
+        if type(receiver) is dict and method in _VIEWS and id(node) not in self.views_iterated():
             # a view kept (`b = a.keys()`) is no list: not subscriptable, not JSON, and live (a key
             # added to `a` later shows in it); only one iterated where it is written is its items
             raise Unknown

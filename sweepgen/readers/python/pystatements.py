@@ -14,7 +14,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, Ref, tree_size
 from sweepgen.readers.python.pybranch import overlay
-from sweepgen.readers.python.pyexpressions import Expressions, iterated_views
+from sweepgen.readers.python.pyexpressions import Expressions
 from sweepgen.readers.python.pymlcollections import file_config
 from sweepgen.readers.python.pyrebind import rebinds_any
 from sweepgen.readers.python.pyvalues import (
@@ -60,7 +60,7 @@ class Evaluator(Expressions):
         scope: dict[str, Any] = {}
         rest: list[Any] = []
         self.walrus = {n.target.id for s in statements for n in ast.walk(s) if isinstance(n, ast.NamedExpr)}
-        self.iterated_views = iterated_views(statements)
+        self.statements, self.iterated_views = statements, None
         self.scopes.append(scope)
         self.run(statements, scope, rest, top=True)
         getter = scope.get("get_config")
