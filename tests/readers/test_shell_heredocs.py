@@ -57,6 +57,9 @@ PAIRS = [
         "cat <<A <<B <<C\n$(echo 1 > f)\nA\nx\nB\n$(cat f)\nC\n",
         "cat <<A <<B <<C\n$(echo 2 > f)\nA\nx\nB\n$(cat f)\nC\n",
     ),
+    ("read v <<A <<B\n$(echo 1 > f)\nA\nb\nB\ncat f\n", "read v <<A <<B\n$(echo 2 > f)\nA\nb\nB\ncat f\n"),
+    # a `< file` a later here-document replaces is opened all the same: a missing one fails the command
+    ("echo x > in1\ncat < in1 <<A\na\nA\n", "echo x > in1\ncat < in2 <<A\na\nA\n"),
     ("python t.py <<A; cat <<B\nx\nA\ny\nB\n", "python t.py <<A; cat <<B\nq\nA\ny\nB\n"),
     ("python t.py <<A && python t.py <<B\nx\nA\ny\nB\n", "python t.py <<A && python t.py <<B\nx\nA\nw\nB\n"),
     # a here-document inside a group (the grammar read the statement as an error, its body skipped)

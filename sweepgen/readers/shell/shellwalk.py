@@ -633,7 +633,7 @@ class Walk:
         heredoc = None
         for child in _written_redirects(body):
             heredoc = self.redirect(child, state) or heredoc
-        state.pop(_EXPANDING, None)
+        self.settle_heredocs(state)
         if heredoc is not None:
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         return state
@@ -645,15 +645,22 @@ class Walk:
         for child in node.children:
             if child is not body and child.is_named:
                 heredoc = self.own_heredoc(child, state) or heredoc
-        state.pop(_EXPANDING, None)  # the last here-document is the command's stdin
+        self.settle_heredocs(state)
         return heredoc
+
+    def settle_heredocs(self, state: dict[str, Any]) -> None:
+        """The redirections read: the last here-document is the command's stdin, not replaced."""
+        state.pop(_EXPANDING, None)
 
     def own_heredoc(self, node: Any, state: dict[str, Any]) -> Field | None:
         """Apply one redirection; a here-document replaces the stdin written before it (a pipe's,
         a loop's), and a later ``< f`` replaces it in turn."""
         found = self.redirect(node, state)
         if found is not None:
-            state.pop("@stdin", None)
+            replaced = state.pop("@stdin", None)
+            if isinstance(replaced, str) and replaced.startswith("< "):
+                # bash opened the file all the same: a missing one fails the command
+                state[REPLACED] = [*state.get(REPLACED, []), replaced]
         return found
 
     def heredoc_text(self, raw: str) -> tuple[str, bool]:
@@ -694,10 +701,10 @@ class Walk:
     def heredoc_read(self, field: Field, expands: bool, state: dict[str, Any]) -> Field:
         """A here-document given to a command: one written before it is not the command's stdin,
         but bash expanded it all the same, so one holding an expansion (`$(cmd)` runs, `${X:=1}`
-        assigns for the next one) is kept, as bash expanded it, under ``@heredocs-replaced``."""
+        assigns for the next one) is kept, as bash expanded it, under ``@stdin-replaced``."""
         replaced = state.pop(_EXPANDING, None)
         if replaced is not None:
-            state["@heredocs-replaced"] = [*state.get("@heredocs-replaced", []), replaced]
+            state[REPLACED] = [*state.get(REPLACED, []), replaced]
         if expands:
             state[_EXPANDING] = self.value(field)
         return field
@@ -760,6 +767,7 @@ class Walk:
         return None
 
 
+REPLACED = "@stdin-replaced"  # what bash performed for stdin before a later here-document replaced it
 _EXPANDING = "@heredoc-expanding"  # a here-document with an expansion, until a later one replaces it
 
 
