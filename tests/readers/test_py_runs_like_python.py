@@ -201,6 +201,10 @@ _APART = [
     ("s = {1, 2}\nt = s\ns -= {2}\n", "s = {1, 2}\nt = s\ns = s - {2}\n"),
     ("s = {1, 2}\nt = s\ns &= {2}\n", "s = {1, 2}\nt = s\ns = s & {2}\n"),
     ("s = {1, 2}\nt = s\ns ^= {3}\n", "s = {1, 2}\nt = s\ns = s ^ {3}\n"),
+    # a dict view kept is no list (not subscriptable, not JSON) and is live: a key added later shows
+    ("a = {'x': [1]}\nb = a.values()\n", "a = {'x': [1]}\nb = [[1]]\n"),
+    ("a = {'x': 1}\nb = a.keys()\na['y'] = 2\n", "a = {'x': 1}\nb = list(a.keys())\na['y'] = 2\n"),
+    ("a = {'x': 1}\nb = [a.items()]\n", "a = {'x': 1}\nb = [[('x', 1)]]\n"),
 ]
 
 
@@ -210,6 +214,14 @@ def test_a_pair_python_runs_apart_is_never_equal(one, two, tmp_path):
     (tmp_path / "a.py").write_text(one)
     (tmp_path / "b.py").write_text(two)
     assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+
+
+def test_a_dict_view_iterated_where_it_is_written_reads_as_its_items():
+    source = (
+        "a = {'x': 1}\nb = [k for k in a.keys()]\nc = sorted(a.items())\nd = 'x' in a.keys()\n"
+        "for k, v in a.items():\n    e = k\nf = [*a.values()]\ng = list(a.values())\nh = len(a.keys())\n"
+    )
+    assert read_python(source).data == {**_run(source), "a": {"x": 1}}
 
 
 def test_a_slice_assigned_is_pythons():

@@ -47,6 +47,19 @@ def _changes(one: str, two: str) -> list[str]:
 PAIRS = [
     # two here-documents on one line: bash reads both bodies after the line, the last is stdin
     ("cat <<A <<B\nx\nA\ny\nB\n", "cat <<A <<B\nx\nA\nz\nB\n"),
+    # the first of two is not stdin, but bash expands it: a `$(cmd)` there runs, `${X:=v}` assigns
+    ("cat <<A <<B\n${X:=1}\nA\n$X\nB\n", "cat <<A <<B\n${X:=2}\nA\n$X\nB\n"),
+    (
+        "python t.py <<A <<B\n$(echo 1 > f)\nA\n$(cat f)\nB\n",
+        "python t.py <<A <<B\n$(echo 2 > f)\nA\n$(cat f)\nB\n",
+    ),
+    (
+        "cat <<A <<B <<C\n$(echo 1 > f)\nA\nx\nB\n$(cat f)\nC\n",
+        "cat <<A <<B <<C\n$(echo 2 > f)\nA\nx\nB\n$(cat f)\nC\n",
+    ),
+    ("read v <<A <<B\n$(echo 1 > f)\nA\nb\nB\ncat f\n", "read v <<A <<B\n$(echo 2 > f)\nA\nb\nB\ncat f\n"),
+    # a `< file` a later here-document replaces is opened all the same: a missing one fails the command
+    ("echo x > in1\ncat < in1 <<A\na\nA\n", "echo x > in1\ncat < in2 <<A\na\nA\n"),
     ("python t.py <<A; cat <<B\nx\nA\ny\nB\n", "python t.py <<A; cat <<B\nq\nA\ny\nB\n"),
     ("python t.py <<A && python t.py <<B\nx\nA\ny\nB\n", "python t.py <<A && python t.py <<B\nx\nA\nw\nB\n"),
     # a here-document inside a group (the grammar read the statement as an error, its body skipped)
@@ -87,6 +100,9 @@ SAME = [
     ('cat <<"E"OF\n$x\nEOF\n', "cat <<\\EOF\n$x\nEOF\n"),
     ("python t.py <<A; cat <<B\nx\nA\ny\nB\n", "python t.py <<A\nx\nA\ncat <<B\ny\nB\n"),
     ("python t.py |& tee log\n", "python t.py 2>&1 | tee log\n"),
+    # the first of two here-documents, text without an expansion: expanded and dropped, no change
+    ("cat <<A <<B\nx\nA\ny\nB\n", "cat <<A <<B\nq\nA\ny\nB\n"),
+    ("cat <<'A' <<B\n$(echo 1 > f)\nA\ny\nB\n", "cat <<'A' <<B\n$(echo 2 > f)\nA\ny\nB\n"),
 ]
 
 

@@ -56,6 +56,8 @@ class Expressions:
         # names some `(x := ...)` of the file binds: the evaluator may not follow where it runs,
         # so such a name never reads as the builtin it shadows
         self.walrus: set[str] = set()
+        self.statements: list[ast.stmt] = []  # the module's, where the views are looked for
+        self.iterated_views: set[int] | None = None  # the dict views read as their items, once asked
         # containers a statement this reader could not follow may have changed (`a.sort(key=f)`),
         # by id, each kept alive so that its id is never another object's
         self.tainted: dict[int, Any] = {}
@@ -455,7 +457,17 @@ class Expressions:
             return False
         return is_ml(self.imported(name))
 
+    def views_iterated(self) -> set[int]:
+        """The dict views read as their items (``iterated_views``), found the first time one is met."""
+        if self.iterated_views is None:
+            self.iterated_views = iterated_views(self.statements)
+        return self.iterated_views
+
     def method(self, receiver: Any, method: str, node: ast.Call) -> Any:
+        if type(receiver) is dict and method in _VIEWS and id(node) not in self.views_iterated():
+            # a view kept (`b = a.keys()`) is no list: not subscriptable, not JSON, and live (a key
+            # added to `a` later shows in it); only one iterated where it is written is its items
+            raise Unknown
         args = self.sequence(node.args, list)
         kwargs = self.keywords(node.keywords)
         return _METHODS[type(receiver)](receiver, method, args, kwargs)
@@ -761,6 +773,46 @@ def _dict_positional(receiver: dict[Any, Any], method: str, args: list[Any], kwa
         raise Unknown
     result = getattr(receiver, method)(*args)
     return list(result) if method in ("keys", "values", "items") else result
+
+
+_VIEWS = ("keys", "values", "items")
+# the builtins that only iterate what they are given (so a dict view there reads as its items)
+_ITERATING = {"list", "tuple", "sorted", "set", "frozenset", "len", "sum", "min", "max", "any", "all", "dict"}
+
+
+def iterated_views(statements: list[ast.stmt]) -> set[int]:
+    """The ``d.keys()``/``values()``/``items()`` calls of a file (by id) that are iterated where
+    they are written: a ``for`` or comprehension's iterable, a ``*`` unpacking, an ``in`` test, the
+    argument of a builtin that iterates it (``list(d.items())``)."""
+    places = [place for stmt in statements for node in ast.walk(stmt) for place in _iterated_places(node)]
+    return {id(place) for place in places if isinstance(place, ast.Call) and _is_view(place.func)}
+
+
+def _is_view(func: ast.expr) -> bool:
+    return isinstance(func, ast.Attribute) and func.attr in _VIEWS
+
+
+def _iterated_places(node: ast.AST) -> list[ast.expr]:
+    """The expressions ``node`` iterates where they are written."""
+    places = _PLACES.get(type(node))
+    return places(node) if places is not None else []
+
+
+def _membership(node: ast.Compare) -> list[ast.expr]:
+    return node.comparators if all(type(op) in (ast.In, ast.NotIn) for op in node.ops) else []
+
+
+def _iterating_call(node: ast.Call) -> list[ast.expr]:
+    return node.args[:1] if isinstance(node.func, ast.Name) and node.func.id in _ITERATING else []
+
+
+_PLACES: dict[type, Callable[[Any], list[ast.expr]]] = {
+    ast.For: lambda node: [node.iter],
+    ast.comprehension: lambda node: [node.iter],
+    ast.Starred: lambda node: [node.value],
+    ast.Compare: _membership,
+    ast.Call: _iterating_call,
+}
 
 
 _LIST_METHODS = ("append", "extend", "insert", "pop", "copy", "index", "count", "remove", "clear", "reverse")

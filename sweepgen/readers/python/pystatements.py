@@ -60,6 +60,7 @@ class Evaluator(Expressions):
         scope: dict[str, Any] = {}
         rest: list[Any] = []
         self.walrus = {n.target.id for s in statements for n in ast.walk(s) if isinstance(n, ast.NamedExpr)}
+        self.statements, self.iterated_views = statements, None
         self.scopes.append(scope)
         self.run(statements, scope, rest, top=True)
         getter = scope.get("get_config")

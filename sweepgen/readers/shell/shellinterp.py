@@ -17,6 +17,7 @@ from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shell.shellbinds import ANY, bound_names
 from sweepgen.readers.shell.shellsource import sourced_file
 from sweepgen.readers.shell.shellvalues import POSITIONAL, mark_references
+from sweepgen.readers.shell.shellwalk import REPLACED as _REPLACED
 from sweepgen.readers.shell.shellwalk import Walk, conditional, normalise_value
 from sweepgen.readers.shell.shellwords import (
     GLOB,
@@ -336,6 +337,7 @@ class Reader(Walk):
                 heredoc = self.own_heredoc(child, state) or heredoc
             elif child.type == "command_name" or field == "argument":
                 words.extend(self.expand(child.named_children[0] if child.type == "command_name" else child))
+        self.settle_heredocs(state)
         words += [
             field for word in extra for field in ([word] if isinstance(word, Field) else self.expand(word))
         ]
@@ -597,7 +599,7 @@ class Reader(Walk):
     ) -> None:
         head = words[0].text
         line = self.line(node)
-        if head == "read" and heredoc is not None and _plain_read(words):
+        if head == "read" and heredoc is not None and _plain_read(words) and _REPLACED not in state:
             names = [w.text for w in words[1:] if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w.text)]
             if names:
                 # `read -d '' CMD <<EOF`: the whole body (-d '') or its first line lands in CMD
@@ -642,7 +644,7 @@ class Reader(Walk):
             data["@file"] = sourced_file(self.filename, words[1].text, words[1].known)  # part of the script
         if prefix or "@refused_env" in state:
             data["@env"] = {**prefix, **state.get("@refused_env", {})}
-        for key in ("@stdin", "@stdout", "@stderr"):
+        for key in ("@stdin", "@stdout", "@stderr", _REPLACED):
             if key in state:
                 data[key] = state[key]
         for key, value in state.items():

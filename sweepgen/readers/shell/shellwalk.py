@@ -633,6 +633,7 @@ class Walk:
         heredoc = None
         for child in _written_redirects(body):
             heredoc = self.redirect(child, state) or heredoc
+        self.settle_heredocs(state)
         if heredoc is not None:
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         return state
@@ -644,14 +645,22 @@ class Walk:
         for child in node.children:
             if child is not body and child.is_named:
                 heredoc = self.own_heredoc(child, state) or heredoc
+        self.settle_heredocs(state)
         return heredoc
+
+    def settle_heredocs(self, state: dict[str, Any]) -> None:
+        """The redirections read: the last here-document is the command's stdin, not replaced."""
+        state.pop(_EXPANDING, None)
 
     def own_heredoc(self, node: Any, state: dict[str, Any]) -> Field | None:
         """Apply one redirection; a here-document replaces the stdin written before it (a pipe's,
         a loop's), and a later ``< f`` replaces it in turn."""
         found = self.redirect(node, state)
         if found is not None:
-            state.pop("@stdin", None)
+            replaced = state.pop("@stdin", None)
+            if isinstance(replaced, str) and replaced.startswith("< "):
+                # bash opened the file all the same: a missing one fails the command
+                state[REPLACED] = [*state.get(REPLACED, []), replaced]
         return found
 
     def heredoc_text(self, raw: str) -> tuple[str, bool]:
@@ -689,6 +698,17 @@ class Walk:
             self.opaque = True
         return Field(text, known, self.line(node))
 
+    def heredoc_read(self, field: Field, expands: bool, state: dict[str, Any]) -> Field:
+        """A here-document given to a command: one written before it is not the command's stdin,
+        but bash expanded it all the same, so one holding an expansion (`$(cmd)` runs, `${X:=1}`
+        assigns for the next one) is kept, as bash expanded it, under ``@stdin-replaced``."""
+        replaced = state.pop(_EXPANDING, None)
+        if replaced is not None:
+            state[REPLACED] = [*state.get(REPLACED, []), replaced]
+        if expands:
+            state[_EXPANDING] = self.value(field)
+        return field
+
     def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # noqa: C901, PLR0912 - one branch per redirection form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""
         if node.type == "heredoc_redirect":
@@ -708,11 +728,12 @@ class Walk:
             text, known = (raw, True) if quoted else self.heredoc_text(raw)
             if not known:
                 self.opaque = True
-            return Field(text, known, self.line(node))
+            return self.heredoc_read(Field(text, known, self.line(node)), not quoted and _expands(raw), state)
         if node.type == "herestring_redirect":
             here = self.placeholder(node)
             if here is not None:
-                return self.heredoc_field(here, node)
+                field = self.heredoc_field(here, node)
+                return self.heredoc_read(field, not here.quoted and _expands(here.body), state)
             words = [f for c in node.named_children for f in self.expand(c)]
             state["@stdin"] = self.value(Field(" ".join(f.text for f in words), all(f.known for f in words)))
             return None
@@ -744,6 +765,15 @@ class Walk:
             mode = ">>" if op == ">>" else ">"
             state[names.get(fd if fd is not None else 1, f"@fd{fd}")] = f"{mode} {target}"
         return None
+
+
+REPLACED = "@stdin-replaced"  # what bash performed for stdin before a later here-document replaced it
+_EXPANDING = "@heredoc-expanding"  # a here-document with an expansion, until a later one replaces it
+
+
+def _expands(body: str) -> bool:
+    """Whether an unquoted here-document's body holds an expansion bash performs."""
+    return "$" in body or "`" in body
 
 
 def _written_redirects(body: Any) -> list[Any]:
