@@ -33,6 +33,7 @@ import pytest
 import yaml
 
 from sweepgen.compile.output.lockfile import lock_digest
+from sweepgen.fs import filenames
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).resolve().parent / "fixtures" / "hostile"
@@ -218,14 +219,15 @@ def _trespasses(log: Path, outside: str, project: str) -> list[str]:
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _ATOMIC_TEMP = re.compile(r"(^|/)\.sweepgen-\d+-\d+\.tmp$")  # fs/atomic.py's temporary files
+_MPL_CACHE = re.compile(r"^/.*/\.(cache|config)/matplotlib(/|$)")  # matplotlib's own, in the home
 
 
 def _reader_writes(log: Path, command: str) -> list[str]:
     """What a reading command (`status`, `check`; `report` but for its own outputs) created, wrote,
     renamed, removed or changed: `status` and `check` nothing at all (they read shared runs folders
     and pull requests); `report` only its output files, each written to a temporary file of its
-    own and renamed into place, and the folders they go in (its purpose; matplotlib makes its own
-    cache folder in the person's home, if missing)."""
+    own and renamed into place, an earlier report's files it did not write again removed, and the
+    folders they go in (its purpose; matplotlib keeps its font cache in the person's home)."""
     if command not in ("status", "check", "report"):
         return []
     found = []
@@ -236,7 +238,9 @@ def _reader_writes(log: Path, command: str) -> list[str]:
         ):
             continue
         own = rec["e"] in ("open", "os.rename") and _ATOMIC_TEMP.search(str(rec["p"]))
-        if command == "report" and (own or rec["e"] == "os.mkdir"):
+        # an earlier report's file this one did not write (make._remove_stale): removed by its name
+        own = own or (rec["e"] == "os.remove" and os.path.basename(str(rec["p"])) in filenames.REPORT_FILES)
+        if command == "report" and (own or rec["e"] == "os.mkdir" or _MPL_CACHE.match(str(rec["p"]))):
             continue
         found.append(f"{rec['e']} {rec['p']!r}")
     return found

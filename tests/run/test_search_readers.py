@@ -99,3 +99,26 @@ def test_a_study_loaded_to_read_opens_nothing_to_write_and_names_a_cut_line(tmp_
     assert reread is not None and [t.value for t in reread.get_trials()] == [0.5]
     assert search_study.cut_last_line(reread) == 5
     assert journal.read_bytes() == before and not (journal.parent / "study.journal.flock").exists()
+
+
+def test_a_hard_linked_journal_in_a_folder_others_write_is_still_refused_to_readers(tmp_path):
+    """Reading is allowed where the link is the person's own (``runfs.owners_name``); in a folder
+    anyone can write, the journal's other name may be anyone's, and its text is never shown."""
+    import optuna
+    import pytest
+
+    from sweepgen.compile.spec.sampling.search_block import SearchBlock
+    from sweepgen.errors import ConfigError
+    from sweepgen.run.search import study as search_study
+
+    block = SearchBlock.model_validate({"n": 3, "metric": "m", "axes": {"x": {"uniform": [0.0, 1.0]}}})
+    first = search_study.open_study(tmp_path, block)
+    first.tell(first.ask({"x": optuna.distributions.FloatDistribution(0, 1)}), 0.5)
+    journal = search_study.journal_path(tmp_path)
+    os.link(journal, tmp_path / "other.journal")
+    journal.parent.chmod(0o777)  # a folder others write
+    try:
+        with pytest.raises(ConfigError, match="hard link in a folder others can write"):
+            search_study.load_study(tmp_path)
+    finally:
+        journal.parent.chmod(0o755)

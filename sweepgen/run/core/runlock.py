@@ -37,8 +37,9 @@ def _lock_path(run_dir: Path) -> Path:
 
 
 def _open(run_dir: Path, *, create: bool) -> int | None:
-    # never through a link (at the file or a folder on the way), never a FIFO or device: runfs
-    flags = os.O_RDWR | (os.O_CREAT if create else 0)
+    # never through a link (at the file or a folder on the way), never a FIFO or device: runfs;
+    # a probe (``create`` False: `status`, `report`, `plan`) opens it only to read
+    flags = os.O_RDWR | os.O_CREAT if create else os.O_RDONLY
     try:
         return runfs.open_file(_lock_path(run_dir), flags, 0o644)
     except FileNotFoundError:
@@ -87,14 +88,29 @@ def release(fd: int) -> None:
 
 def is_held(run_dir: Path) -> bool:
     """Whether some live process holds the run's lock (a run started by a sweepgen that still runs,
-    or whose supervisor died while the run goes on). Read-only: never creates the lock file."""
+    or whose supervisor died while the run goes on). Read-only: never creates the lock file, and
+    opens it only to read (a reading command writes nothing in a shared runs folder; a lock file
+    of another user's, which this user cannot write, is still probed)."""
     try:
         fd = _open(run_dir, create=False)
     except OSError:
         return False
     if fd is None:
         return False
-    return locked_elsewhere(fd)
+    return held_elsewhere(fd)
+
+
+def held_elsewhere(fd: int) -> bool:
+    """``locked_elsewhere`` for a descriptor opened only to read: a shared flock, which any holder's
+    exclusive one refuses (on NFS too, where a read-only descriptor can take no exclusive lock);
+    ``fd`` is closed either way."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def locked_elsewhere(fd: int) -> bool:

@@ -56,10 +56,15 @@ def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
     """A file descriptor for ``path`` (a file in the ``.search`` folder), neither the folder nor the
     file followed through a link; anything but a regular file is refused (ConfigError, exit 2).
     FileNotFoundError when it is missing and ``flags`` do not create it. A file of more than one
-    name is never opened to write (a hard link: the journal appended to another file too)."""
+    name is never opened to write (a hard link: the journal appended to another file too), and read
+    only as any run file whose text is shown is (``runfs.owners_name``: a `cp -al` backup of the
+    person's own, never a link someone else could have made in a folder they write)."""
+    writes = flags & (os.O_WRONLY | os.O_RDWR)
     try:
-        fd = runfs.open_file(path, flags, mode)
+        fd = runfs.open_file(path, flags, mode, printed=not writes)
     except OSError as err:
+        if err.errno == errno.EMLINK:
+            raise _refused(path, f"is {runfs.HARD_LINK_REFUSED}") from None
         if err.errno == errno.ELOOP:
             raise _refused(Path(err.filename or path), "is a symbolic link") from None
         if err.errno == errno.ENOTDIR:
@@ -67,7 +72,7 @@ def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
         if err.errno == errno.ENXIO:  # a FIFO, socket or device
             raise _refused(path, f"is {err.strerror}") from None
         raise
-    if flags & (os.O_WRONLY | os.O_RDWR) and os.fstat(fd).st_nlink > 1:
+    if writes and os.fstat(fd).st_nlink > 1:
         os.close(fd)
         raise _refused(path, "is a hard link (another name for the same file), never written to")
     return fd
