@@ -62,7 +62,8 @@ def _hook(event, args):
         if isinstance(first, bytes):
             first = os.fsdecode(first)
         if event in _CHANGE:
-            rec = {"e": event, "p": first if isinstance(first, str) else repr(first), "f": 0, "cwd": os.getcwd()}
+            named = first if isinstance(first, str) else repr(first)
+            rec = {"e": event, "p": named, "f": 0, "cwd": os.getcwd()}
             os.write(_fd, (json.dumps(rec, ensure_ascii=True) + "\n").encode())
         elif event == "import" or isinstance(first, str):
             flags = args[2] if event == "open" and len(args) > 2 and isinstance(args[2], int) else 0

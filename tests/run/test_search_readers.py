@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from search_support import RUN_ARGS, REPO, sweepgen, write_search_project
+from search_support import REPO, RUN_ARGS, sweepgen, write_search_project
 
 SWEEP = Path("generated") / "fake_search"
 CUT = b'{"op_code": 4, "worker_id": "cut-by-a-ki'  # a writer SIGKILLed mid-append
@@ -32,7 +32,7 @@ def _hook(event, args):
         writes = event in _CHANGE
     if writes:
         first = os.fsdecode(args[0]) if isinstance(args[0], (str, bytes)) else repr(args[0])
-        _log.write(json.dumps({"e": event, "p": first, "dir_fd": repr(args[-1]) if event != "open" else ""}) + "\n")
+        _log.write(json.dumps({"e": event, "p": first}) + "\n")
 sys.addaudithook(_hook)
 sys.argv = ["-m", *sys.argv[1:]]
 runpy.run_module("sweepgen", run_name="__main__", alter_sys=True)
@@ -63,7 +63,8 @@ def test_status_and_report_read_a_cp_al_backup_of_a_search_and_write_nothing_in_
     with open(journal, "ab") as fh:
         fh.write(CUT)
     before = journal.read_bytes()
-    for command in (["status", str(backup)], ["status", str(backup), "--format", "json"], ["report", str(backup)]):
+    commands = (["status", str(backup)], ["status", str(backup), "--format", "json"], ["report", str(backup)])
+    for command in commands:
         log = tmp_path / f"{command[0]}.audit"
         log.unlink(missing_ok=True)
         done = _audited(tmp_path, log, *command)

@@ -5,8 +5,9 @@ Storage: Optuna's journal file storage, ``<sweep>/.search/study.journal``. It is
 of operations (create trial, set param, report, tell), one JSON line each, replayed on open:
 
 - a killed controller leaves at most a cut last line, which the reader skips (`status` and `report`
-  name it) and the next writer cuts off (``_heal``); a reader (``load_study``) opens nothing to write; every operation before it is intact, so a SIGKILL never loses a told trial nor
-  corrupts the study;
+  name it) and the next writer cuts off (``_heal``); a reader (``load_study``) opens nothing to
+  write; every operation before it is intact, so a SIGKILL never loses a told trial nor corrupts
+  the study;
 - writers append under an ``flock`` (``_FlockLock``), which Linux honours across NFS clients and
   which dies with its holder (SQLite's own locking over NFS is what breaks SQLite studies on cluster
   file systems); appends are whole lines, so readers never need the lock;
