@@ -33,6 +33,7 @@ import pytest
 import yaml
 
 from sweepgen.compile.output.lockfile import lock_digest
+from sweepgen.fs import filenames
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).resolve().parent / "fixtures" / "hostile"
@@ -50,15 +51,21 @@ _AUDIT = r"""
 import json, os, runpy, sys
 _fd = int(os.environ.pop("HOSTILE_AUDIT_FD"))
 _busy = [False]
+_CHANGE = {"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate",
+           "os.link", "os.symlink", "os.utime", "shutil.rmtree", "shutil.move", "fcntl.flock"}
 def _hook(event, args):
-    if _busy[0] or event not in ("open", "os.listdir", "os.scandir", "import"):
+    if _busy[0] or (event not in ("open", "os.listdir", "os.scandir", "import") and event not in _CHANGE):
         return
     _busy[0] = True
     try:
         first = args[0] if args else None
         if isinstance(first, bytes):
             first = os.fsdecode(first)
-        if event == "import" or isinstance(first, str):
+        if event in _CHANGE:
+            named = first if isinstance(first, str) else repr(first)
+            rec = {"e": event, "p": named, "f": 0, "cwd": os.getcwd()}
+            os.write(_fd, (json.dumps(rec, ensure_ascii=True) + "\n").encode())
+        elif event == "import" or isinstance(first, str):
             flags = args[2] if event == "open" and len(args) > 2 and isinstance(args[2], int) else 0
             cwd = os.getcwd() if isinstance(first, str) and not os.path.isabs(first) else ""
             rec = {"e": event, "p": first, "f": flags, "cwd": cwd}
@@ -189,6 +196,8 @@ def _trespasses(log: Path, outside: str, project: str) -> list[str]:
             if rec["p"].partition(".")[0] in CANARY_MODULES:
                 found.append(f"imported {rec['p']}")
             continue
+        if rec["e"] not in ("open", "os.listdir", "os.scandir"):
+            continue  # a change (rename, mkdir...): what readers may change is _reader_writes's
         if rec["p"].startswith(("/dev/fd/", "/proc/self/fd/")):
             continue  # a file the command holds open: its open was logged (and checked) already
         path = os.path.join(rec["cwd"], rec["p"]) if rec["cwd"] else rec["p"]
@@ -206,6 +215,35 @@ def _trespasses(log: Path, outside: str, project: str) -> list[str]:
             found.append(f"{rec['e']} {rec['p']!r} -> {real}")
         elif rec["e"] != "open" and _within(project, real) and real != project:  # a walk above the project
             found.append(f"{rec['e']} {rec['p']!r}: a folder above the project")
+    return found
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_ATOMIC_TEMP = re.compile(r"(^|/)\.sweepgen-\d+-\d+\.tmp$")  # fs/atomic.py's temporary files
+_MPL_CACHE = re.compile(r"^/.*/\.(cache|config)/matplotlib(/|$)")  # matplotlib's own, in the home
+
+
+def _reader_writes(log: Path, command: str) -> list[str]:
+    """What a reading command (`status`, `check`; `report` but for its own outputs) created, wrote,
+    renamed, removed or changed: `status` and `check` nothing at all (they read shared runs folders
+    and pull requests); `report` only its output files, each written to a temporary file of its
+    own and renamed into place, an earlier report's files it did not write again removed, and the
+    folders they go in (its purpose; matplotlib keeps its font cache in the person's home)."""
+    if command not in ("status", "check", "report"):
+        return []
+    found = []
+    for text in log.read_text(encoding="ascii").splitlines():
+        rec = json.loads(text)
+        if rec["e"] in ("os.listdir", "os.scandir", "import") or (
+            rec["e"] == "open" and not rec["f"] & _WRITE_FLAGS
+        ):
+            continue
+        own = rec["e"] in ("open", "os.rename") and _ATOMIC_TEMP.search(str(rec["p"]))
+        # an earlier report's file this one did not write (make._remove_stale): removed by its name
+        own = own or (rec["e"] == "os.remove" and os.path.basename(str(rec["p"])) in filenames.REPORT_FILES)
+        if command == "report" and (own or rec["e"] == "os.mkdir" or _MPL_CACHE.match(str(rec["p"]))):
+            continue
+        found.append(f"{rec['e']} {rec['p']!r}")
     return found
 
 
@@ -274,6 +312,7 @@ def test_hostile_case(name: str, tmp_path: Path):
         for words in command.get("expect", []):
             assert words in out, said
         assert _trespasses(log, outside, project) == [], said
+        assert _reader_writes(log, args[0]) == [], said
         assert _snapshot(case / "outside") == before, said
 
 

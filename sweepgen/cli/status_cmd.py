@@ -322,7 +322,10 @@ def _as_json(view: RunView, tail_lines: int) -> dict[str, Any]:
     if view.unreadable:  # why the status file could not be read, in the reason's place
         data["reason"] = view.unreadable
     if view.problem:
-        data["log_tail"] = log_tail(view, tail_lines)[1]
+        path, lines = log_tail(view, tail_lines)
+        data["log_tail"] = lines
+        # why the tail is empty (the log is empty, or refused: a link, a FIFO...), as the text says
+        data["log_tail_note"] = None if lines else _no_tail(path).removeprefix("; ")
     return data
 
 

@@ -249,3 +249,32 @@ def test_a_run_folder_replaced_by_a_link_while_it_ran_has_its_end_where_it_was_m
     out, err = again.communicate(timeout=LOADED_S)
     assert again.returncode == 2 and "symbolic link" in err and "Traceback" not in err, out + err
     assert (real / "starts.txt").read_text().count("\n") == 1
+
+
+def test_a_status_forged_in_a_live_runs_folder_never_makes_another_run_look_moved(tmp_path):
+    """Whoever can write the folder of a live run of ours (a shared runs folder) rewrites its status
+    to say its supervisor was started for another run's folder: `run` took that other run for moved
+    there and never started it. Where a run started is now read from the lock file its supervisor
+    holds (written by `run`, this user's own), never from the status beside it."""
+    from sweepgen.run.local import liveness
+
+    run = tmp_path / "runs" / "fake" / "a"
+    other = tmp_path / "runs" / "fake" / "b"
+    first, _ = _waiting_run(tmp_path)
+    try:
+        path = run / "sweepgen_status.json"
+        data = json.loads(path.read_text())
+        pid = data["ids"]["pid"]
+        assert liveness.moved_to(pid, other) is None
+        data["ids"]["run_dir"] = os.path.realpath(other)
+        forged = tmp_path / "forged.json"
+        forged.write_text(json.dumps(data))
+        forged.replace(path)  # as another user would: a new file in the folder, not ours written
+        assert liveness.moved_to(pid, other) is None
+        assert os.path.join(os.path.realpath(other), ".sweepgen.lock") not in liveness.orphan_locks()
+        run.rename(tmp_path / "elsewhere")  # a real move is still found
+        assert liveness.moved_to(pid, run) == os.path.realpath(tmp_path / "elsewhere")
+        (tmp_path / "elsewhere").rename(run)
+    finally:
+        (tmp_path / "release").touch()
+        output_of(first)

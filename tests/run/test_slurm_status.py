@@ -484,7 +484,29 @@ def test_status_lists_states_and_the_log_tail_of_failed_runs(sweep_root):
     data = {row["run"]: row for row in json.loads(as_json.stdout)}
     assert sorted(data) == ["bad", "ok"]
     assert data["bad"]["log_tail"] == ["loading", "ValueError: boom at step 2"]
+    assert data["bad"]["log_tail_note"] is None
     assert data["ok"]["state"] == "FINISHED" and "log_tail" not in data["ok"]
+
+
+def test_status_json_says_why_a_failed_runs_log_tail_is_empty(sweep_root, tmp_path):
+    """The text names a log it refused to read (a link: another file's text); the JSON said only
+    ``"log_tail": []``, as for an empty log."""
+    make_sweep(sweep_root, {"linked": {}, "empty": {}}, sweep="fake")
+    runs = sweep_root / "runs/fake"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not the run's\n")
+    write_run(runs / "linked", RunStatus(RunState.FAILED, "local", exit_code=3, reason="exit code 3"))
+    (runs / "linked" / "run.log").symlink_to(secret)
+    write_run(runs / "empty", RunStatus(RunState.FAILED, "local", exit_code=3, reason="exit code 3"))
+    (runs / "empty" / "run.log").write_text("")
+    text = CliRunner().invoke(main, ["status", "generated/fake"])
+    assert "runs/fake/linked/run.log not shown: it is a symbolic link" in text.stderr
+    as_json = CliRunner().invoke(main, ["status", "generated/fake", "--format", "json"])
+    data = {row["run"]: row for row in json.loads(as_json.stdout)}
+    assert data["linked"]["log_tail"] == [] and "not the run's" not in as_json.stdout
+    linked, empty = data["linked"]["log_tail_note"], data["empty"]["log_tail_note"]
+    assert linked.startswith("runs/fake/linked/run.log not shown: it is a symbolic link")
+    assert data["empty"]["log_tail"] == [] and empty == "runs/fake/empty/run.log is empty"
 
 
 def test_status_exit_0_when_nothing_failed_and_cancel_with_nothing_live(sweep_root):

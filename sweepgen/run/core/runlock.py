@@ -16,9 +16,11 @@ the state is re-read once the lock is held, cannot start one that ended meanwhil
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -35,8 +37,9 @@ def _lock_path(run_dir: Path) -> Path:
 
 
 def _open(run_dir: Path, *, create: bool) -> int | None:
-    # never through a link (at the file or a folder on the way), never a FIFO or device: runfs
-    flags = os.O_RDWR | (os.O_CREAT if create else 0)
+    # never through a link (at the file or a folder on the way), never a FIFO or device: runfs;
+    # a probe (``create`` False: `status`, `report`, `plan`) opens it only to read
+    flags = os.O_RDWR | os.O_CREAT if create else os.O_RDONLY
     try:
         return runfs.open_file(_lock_path(run_dir), flags, 0o644)
     except FileNotFoundError:
@@ -85,14 +88,29 @@ def release(fd: int) -> None:
 
 def is_held(run_dir: Path) -> bool:
     """Whether some live process holds the run's lock (a run started by a sweepgen that still runs,
-    or whose supervisor died while the run goes on). Read-only: never creates the lock file."""
+    or whose supervisor died while the run goes on). Read-only: never creates the lock file, and
+    opens it only to read (a reading command writes nothing in a shared runs folder; a lock file
+    of another user's, which this user cannot write, is still probed)."""
     try:
         fd = _open(run_dir, create=False)
     except OSError:
         return False
     if fd is None:
         return False
-    return locked_elsewhere(fd)
+    return held_elsewhere(fd)
+
+
+def held_elsewhere(fd: int) -> bool:
+    """``locked_elsewhere`` for a descriptor opened only to read: a shared flock, which any holder's
+    exclusive one refuses (on NFS too, where a read-only descriptor can take no exclusive lock);
+    ``fd`` is closed either way."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def locked_elsewhere(fd: int) -> bool:
@@ -105,3 +123,38 @@ def locked_elsewhere(fd: int) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+HOME_MAX = 4096  # bytes of a run folder's path recorded in its lock (PATH_MAX)
+
+
+def record_home(fd: int, run_dir: Path) -> None:
+    """Write where the run starts (its folder's real path) into the lock file it holds as ``fd``.
+    The supervisor keeps that very file open for the run's life, so `run` and `status` read it
+    through ``/proc/PID/fd`` wherever the folder was moved: unlike the status file beside it, no
+    one who can only write the folder can change it (``recorded_home``). Nothing is recorded where
+    the lock cannot be written (those then read the status, as before)."""
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, os.fsencode(os.path.realpath(run_dir)) + b"\n", 0)
+
+
+def recorded_home(held: str) -> str | None:
+    """The run folder recorded in the lock file ``held`` (a ``/proc/PID/fd/N`` of its supervisor)
+    by ``record_home``; None where nothing is, or where another user could have written it (a lock
+    file not of this user, or writable by others: a shared folder's own file, opened by a run)."""
+    try:
+        fd = os.open(held, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+            return None
+        raw = os.pread(fd, HOME_MAX + 1, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    text = os.fsdecode(raw[:-1]) if raw.endswith(b"\n") and len(raw) <= HOME_MAX else ""
+    return text if os.path.isabs(text) and "\n" not in text else None

@@ -507,6 +507,7 @@ class LocalExecutor(Executor):
         gpu = self._pick_gpu()
         env = self._run_env(task, gpu)
         stop_request.clear(task.run_dir)  # an old request must not stop this attempt
+        runlock.record_home(lock_fd, task.run_dir)  # where it starts, in the file its supervisor holds
         status = RunStatus(
             RunState.RUNNING,
             self.name,

@@ -330,6 +330,16 @@ def _held_locks(pid: int) -> list[str]:
     return found
 
 
+def _held_fd(pid: int, target: str) -> str | None:
+    """The ``/proc/PID/fd/N`` by which supervisor ``pid`` holds the file now at ``target``."""
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    return f"/proc/{pid}/fd/{fd}"
+    return None
+
+
 def _started_at(pid: int, target: str) -> str | None:
     """The path the lock file now at ``target`` had when supervisor ``pid`` started its run, where
     that is not ``target``: deleted (/proc names it by its last path), or moved (the status the
@@ -342,7 +352,13 @@ def _started_at(pid: int, target: str) -> str | None:
 
 
 def _recorded_home(pid: int, folder: str) -> str | None:
-    """The run folder that the status in ``folder`` says supervisor ``pid`` was started for."""
+    """The run folder supervisor ``pid`` was started for: as the lock file it holds in ``folder``
+    records it (``runlock.record_home``: only this user writes it), else (a lock written by an
+    older sweepgen, or one another user could write) as the status in ``folder`` says."""
+    held = _held_fd(pid, os.path.join(folder, runlock.RUN_LOCK_NAME))
+    home = runlock.recorded_home(held) if held is not None else None
+    if home is not None:
+        return home
     try:
         status = read_status(Path(folder))
     except (OSError, SweepgenError):

@@ -56,10 +56,15 @@ def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
     """A file descriptor for ``path`` (a file in the ``.search`` folder), neither the folder nor the
     file followed through a link; anything but a regular file is refused (ConfigError, exit 2).
     FileNotFoundError when it is missing and ``flags`` do not create it. A file of more than one
-    name is never opened to write (a hard link: the journal appended to another file too)."""
+    name is never opened to write (a hard link: the journal appended to another file too), and read
+    only as any run file whose text is shown is (``runfs.owners_name``: a `cp -al` backup of the
+    person's own, never a link someone else could have made in a folder they write)."""
+    writes = flags & (os.O_WRONLY | os.O_RDWR)
     try:
-        fd = runfs.open_file(path, flags, mode)
+        fd = runfs.open_file(path, flags, mode, printed=not writes)
     except OSError as err:
+        if err.errno == errno.EMLINK:
+            raise _refused(path, f"is {runfs.HARD_LINK_REFUSED}") from None
         if err.errno == errno.ELOOP:
             raise _refused(Path(err.filename or path), "is a symbolic link") from None
         if err.errno == errno.ENOTDIR:
@@ -67,7 +72,7 @@ def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
         if err.errno == errno.ENXIO:  # a FIFO, socket or device
             raise _refused(path, f"is {err.strerror}") from None
         raise
-    if flags & (os.O_WRONLY | os.O_RDWR) and os.fstat(fd).st_nlink > 1:
+    if writes and os.fstat(fd).st_nlink > 1:
         os.close(fd)
         raise _refused(path, "is a hard link (another name for the same file), never written to")
     return fd
@@ -126,7 +131,7 @@ _NAMED_BY = {5: "param_name", 7: "step", 8: "user_attr", 9: "system_attr"}  # th
 class NoFollowJournal(JournalFileBackend):
     """Optuna's journal file backend whose opens never follow a link (see the module's note)."""
 
-    def __init__(self, file_path: str, lock_obj: BaseJournalFileLock) -> None:
+    def __init__(self, file_path: str, lock_obj: BaseJournalFileLock, *, read_only: bool = False) -> None:
         # Optuna's __init__ would create the file with open(); ours does, without following a link
         self._file_path = file_path
         self._lock = lock_obj
@@ -136,7 +141,10 @@ class NoFollowJournal(JournalFileBackend):
         self._held: dict[tuple[Any, int], set[Any]] = {}  # (trial, op) -> the entries its replay copies
         self._copies = 0  # what the replay of the lines of this read copies (a live search reads
         # a few new lines at a time for hours: only one read's burst is bounded, never their sum)
-        fd = open_in_state(Path(file_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        self._read_only = read_only
+        self.cut_line: int | None = None  # the cut last line the latest read left out (1-based)
+        flags = os.O_RDONLY if read_only else os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        fd = open_in_state(Path(file_path), flags)
         self._identity = _identity(fd)
         os.close(fd)
 
@@ -182,6 +190,7 @@ class NoFollowJournal(JournalFileBackend):
                 log_number_start = log_number_from
                 remaining_log_size -= self._log_number_offset[log_number_from]
             last_decode_error: Exception | None = None
+            self.cut_line = None
             for log_number, line in enumerate(_lines(f, log_number_start), start=log_number_start):
                 remaining_log_size -= len(line)
                 if remaining_log_size < 0:
@@ -190,6 +199,7 @@ class NoFollowJournal(JournalFileBackend):
                     raise last_decode_error
                 if not line.endswith(b"\n"):  # a cut last line: skipped (the next writer heals it)
                     last_decode_error = ValueError("Invalid log format.")
+                    self.cut_line = log_number + 1
                     continue
                 if log_number + 1 not in self._log_number_offset:
                     self._log_number_offset[log_number + 1] = self._log_number_offset[log_number] + len(line)
@@ -222,6 +232,8 @@ class NoFollowJournal(JournalFileBackend):
         return log
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        if self._read_only:  # a reading command never writes the study (a bug, not a user error)
+            raise RuntimeError("the study was opened to read (status, report): nothing is appended")
         with get_lock_file(self._lock):
             text = "\n".join(json.dumps(log, separators=(",", ":")) for log in logs) + "\n"
             with os.fdopen(self._open(os.O_WRONLY | os.O_APPEND), "ab") as f:
@@ -231,6 +243,21 @@ class NoFollowJournal(JournalFileBackend):
                     self._unsynced = True
                 else:
                     os.fsync(f.fileno())
+
+
+class ReadOnlyLock(BaseJournalFileLock):
+    """The lock of a journal opened to read: readers never take the writers' lock (appends are
+    whole lines; a line cut by a writer still appending is left out of that read), so a reader
+    creates no ``.flock`` and heals nothing; taking it is a bug, raised."""
+
+    def __init__(self, journal: Path) -> None:
+        self.journal = journal
+
+    def acquire(self) -> bool:
+        raise RuntimeError(f"{self.journal} was opened to read: its writers' lock is never taken")
+
+    def release(self) -> None:
+        return None
 
 
 def _ceiling() -> int:

@@ -58,10 +58,10 @@ class Owner:
         if name == self.name:
             return True
         try:
-            fd = runfs.open_file(self.folder / name, os.O_RDWR)
+            fd = runfs.open_file(self.folder / name, os.O_RDONLY)  # a probe writes nothing
         except OSError:  # gone, or a link or FIFO that no controller of ours made
             return False
-        return runlock.locked_elsewhere(fd)
+        return runlock.held_elsewhere(fd)
 
 
 def any_alive(state_dir: Path) -> bool:
@@ -73,10 +73,10 @@ def any_alive(state_dir: Path) -> bool:
         return False
     for name in names:
         try:
-            fd = runfs.open_file(folder / name, os.O_RDWR)
+            fd = runfs.open_file(folder / name, os.O_RDONLY)  # `status` probes it: writes nothing
         except OSError:
             continue
-        if runlock.locked_elsewhere(fd):
+        if runlock.held_elsewhere(fd):
             return True
     return False
 

@@ -4,9 +4,10 @@ pruner and distributions as Optuna objects (Optuna's own; sweepgen writes no sam
 Storage: Optuna's journal file storage, ``<sweep>/.search/study.journal``. It is an append-only log
 of operations (create trial, set param, report, tell), one JSON line each, replayed on open:
 
-- a killed controller leaves at most a cut last line, which the reader skips and the next writer cuts
-  off (``_heal``); every operation before it is intact, so a SIGKILL never loses a told trial nor
-  corrupts the study;
+- a killed controller leaves at most a cut last line, which the reader skips (`status` and `report`
+  name it) and the next writer cuts off (``_heal``); a reader (``load_study``) opens nothing to
+  write; every operation before it is intact, so a SIGKILL never loses a told trial nor corrupts
+  the study;
 - writers append under an ``flock`` (``_FlockLock``), which Linux honours across NFS clients and
   which dies with its holder (SQLite's own locking over NFS is what breaks SQLite studies on cluster
   file systems); appends are whole lines, so readers never need the lock;
@@ -120,16 +121,31 @@ def _heal(journal: Path) -> None:
         return
 
 
-def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
+def storage(sweep_dir: Path, *, read_only: bool = False) -> optuna.storages.JournalStorage:
+    """The study's journal storage. ``read_only`` (`status`, `report`): the journal is opened only to
+    read, no folder or lock file is made and no cut last line healed (a reader writes nothing where
+    others write, and reads a `cp -al` backup, whose journal has two names); an append raises."""
     lib = import_optuna()
-    from sweepgen.run.search.journal_file import NoFollowJournal  # noqa: PLC0415 - imports optuna
+    from sweepgen.run.search.journal_file import NoFollowJournal, ReadOnlyLock  # noqa: PLC0415 - imports optuna
 
     path = journal_path(sweep_dir)
-    runfs.makedirs(path.parent)  # a linked .search (or folder on the way) is ELOOP, never followed
-    lock: Any = _FlockLock(path)  # Optuna calls acquire/release only
+    lock: Any
+    if read_only:
+        lock = ReadOnlyLock(path)
+    else:
+        runfs.makedirs(path.parent)  # a linked .search (or folder on the way) is ELOOP, never followed
+        lock = _FlockLock(path)  # Optuna calls acquire/release only
     # Optuna's backend opens the journal by path (a link followed); ours never follows one
-    journal = lib.storages.JournalStorage(NoFollowJournal(str(path), lock_obj=lock))
+    backend = NoFollowJournal(str(path), lock_obj=lock, read_only=read_only)
+    journal = lib.storages.JournalStorage(backend)
     return cast("optuna.storages.JournalStorage", journal)
+
+
+def cut_last_line(study: optuna.Study) -> int | None:
+    """The journal's line a read left out because it was cut (a writer killed mid-append, or one
+    appending as it was read), or None: a reader names it, and never heals it."""
+    backend: Any = getattr(study._storage, "_backend", None)
+    return getattr(backend, "cut_line", None)
 
 
 def deferred_sync(study: optuna.Study) -> contextlib.AbstractContextManager[None]:
@@ -177,7 +193,8 @@ def load_study(sweep_dir: Path) -> optuna.Study | None:
         return None
     lib = import_optuna()
     try:
-        return cast("optuna.Study", lib.load_study(study_name=STUDY_NAME, storage=storage(sweep_dir)))
+        study = lib.load_study(study_name=STUDY_NAME, storage=storage(sweep_dir, read_only=True))
+        return cast("optuna.Study", study)
     except (
         ValueError,
         KeyError,

@@ -50,6 +50,7 @@ class SearchView:
     block: SearchBlock
     rows: list[TrialRow] = field(default_factory=list)
     best: TrialRow | None = None
+    cut_line: int | None = None  # the journal's cut last line, left out of this view (never healed)
 
     def count(self, state: str) -> int:
         return sum(r.state == state for r in self.rows)
@@ -82,6 +83,8 @@ class SearchView:
                 + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else "")
             )
             out.append(f"  ({self.trust()})")
+        if self.cut_line is not None:
+            out.append(cut_note(self.cut_line))
         return out
 
     def trust(self) -> str:
@@ -146,9 +149,22 @@ def _values(recorded: Any) -> tuple[float, ...]:
 
 
 def load(sweep_dir: Path, block: SearchBlock) -> SearchView:
-    """The view of a search sweep's study; empty before its first `run`."""
+    """The view of a search sweep's study; empty before its first `run`. The study is read without
+    writing (`status` and `report` read shared folders and backups): a cut last line is left out
+    and named in the view, never healed here."""
     study = search_study.load_study(sweep_dir)
-    return summarize(study, block) if study is not None else SearchView(block)
+    if study is None:
+        return SearchView(block)
+    view = summarize(study, block)
+    view.cut_line = search_study.cut_last_line(study)
+    return view
+
+
+def cut_note(line: int) -> str:
+    return (
+        f"note: the study journal's line {line} is cut (a `sweepgen run` killed while appending it, or "
+        "appending it now): left out here; the search's next `sweepgen run` removes it"
+    )
 
 
 def best_diff(sweep_dir: Path, view: SearchView) -> list[tuple[str, Any, Any]]:
