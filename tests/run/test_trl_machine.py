@@ -248,3 +248,82 @@ def test_datasets_itself_loads_offline_what_the_cache_check_accepts(tmp_path):
             os.environ.pop("HF_DATASETS_CACHE") if saved is None else os.environ.update(
                 HF_DATASETS_CACHE=saved
             )
+
+
+# TRL's GRPO script run by this interpreter, and the same through `accelerate launch`
+GRPO = f"{shlex.quote(sys.executable)} -m trl.scripts.grpo --config {{config}}"
+_GROUPS_OF_3 = {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 1, "num_generations": 3}
+
+
+def _grpo_sweep(root: Path, extra: dict[str, Any]) -> None:
+    configs = {
+        f"lr{i}": {"learning_rate": lr, "bf16": False, "output_dir": f"runs/t/lr{i}", **_GROUPS_OF_3, **extra}
+        for i, lr in enumerate((1e-5, 2e-5))
+    }
+    values = {n: {"learning_rate": c["learning_rate"]} for n, c in configs.items()}
+    make_config_sweep(root, configs, sweep="t", values=values)
+
+
+def test_a_generation_batch_of_no_whole_groups_on_one_cpu_process_is_refused_before_any_run(
+    tmp_path, monkeypatch, cpu_only
+):
+    """batch 2 x 1 process x 1 step holds no whole group of 3: GRPOConfig's __post_init__ raises at
+    each run's start. On a machine with no GPU, run here with nothing asking accelerate for more
+    processes, a run starts one process (the count was "not known", so nothing was judged)."""
+    monkeypatch.chdir(tmp_path)
+    _grpo_sweep(tmp_path, {})
+    code, output = _run(command=GRPO)
+    assert code == 2, output
+    assert "holds no whole groups of num_generations 3" in output and "x 1 process(es)" in output
+    assert "generated/t/lr0.yaml:" in output and "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("extra", "command", "why"),
+    [
+        ({}, GRPO.replace(" -m trl", " -m accelerate.commands.launch --multi_cpu -m trl"), "launcher"),
+        ({}, f"accelerate launch --multi_cpu {GRPO.split(' ', 1)[1]}", "several processes asked for"),
+        ({"accelerate_config": "multi_gpu"}, GRPO, "a launch config decides"),
+        ({"per_device_train_batch_size": 3}, GRPO, "whole groups at one process"),
+    ],
+)
+def test_a_cpu_run_whose_process_count_is_not_one_or_whose_batch_holds_groups_is_not_refused(
+    tmp_path, monkeypatch, cpu_only, extra, command, why
+):
+    monkeypatch.chdir(tmp_path)
+    _grpo_sweep(tmp_path, extra)
+    code, output = _run(command=command)
+    assert "num_generations" not in output, why
+    assert code == 0, (why, output)
+
+
+def test_a_gpu_machine_leaves_the_count_to_accelerate(tmp_path, monkeypatch):
+    """Without the cpu_only fixture the machine is taken for a GPU one (conftest): accelerate starts
+    a process a GPU there, which `run` does not know without --gpus: not judged."""
+    monkeypatch.chdir(tmp_path)
+    _grpo_sweep(tmp_path, {})
+    code, output = _run(command=GRPO)
+    assert code == 0, output
+
+
+def test_an_accelerate_default_config_in_the_cache_leaves_the_count_to_it(tmp_path, monkeypatch, cpu_only):
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "hf"
+    (cache / "accelerate").mkdir(parents=True)
+    (cache / "accelerate" / "default_config.yaml").write_text("distributed_type: 'NO'\nnum_processes: 1\n")
+    monkeypatch.setenv("HF_HOME", str(cache))
+    _grpo_sweep(tmp_path, {})
+    code, output = _run(command=GRPO)
+    assert code == 0, output
+
+
+@pytest.mark.train
+def test_trl_itself_refuses_the_generation_batch_judged_at_one_process(tmp_path):
+    """The oracle: TRL 1.16's GRPOConfig, built in one process on this machine without a GPU, raises
+    for the batch the test above refuses, and takes a batch of whole groups."""
+    from trl import GRPOConfig
+
+    common = {"output_dir": str(tmp_path), "bf16": False, "report_to": []}
+    with pytest.raises(ValueError, match="divisible by the number of generations|must be divisible"):
+        GRPOConfig(**common, **_GROUPS_OF_3)
+    GRPOConfig(**common, **{**_GROUPS_OF_3, "per_device_train_batch_size": 3})

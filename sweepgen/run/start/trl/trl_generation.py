@@ -6,10 +6,11 @@ GRPOConfig's (and RLOOConfig's) ``__post_init__`` sizes the generation batch as
 unset: ``gradient_accumulation_steps``), or checks a given ``generation_batch_size`` against
 ``per_device_train_batch_size * num_processes``, and raises unless it is a multiple of
 ``num_generations``: every run fails at its start. The process count is known here only where
-`run` knows it: a count the command or the config asks accelerate for (trl_processes), or one GPU
-a run (accelerate starts one process for one GPU); otherwise nothing is judged. Fields a config
-leaves unset take the installed classes' defaults, read from their source (never imported), where
-the run's trl is the one installed here (installed_source.same_environment).
+`run` knows it: a count the command or the config asks accelerate for (trl_processes), one GPU a
+run (accelerate starts one process for one GPU), or one process run here on a machine without a GPU
+where nothing asks accelerate for more (trl_processes.one_process); otherwise nothing is judged.
+Fields a config leaves unset take the installed classes' defaults, read from their source (never
+imported), where the run's trl is the one installed here (installed_source.same_environment).
 """
 
 from __future__ import annotations

@@ -78,6 +78,49 @@ def _asked(
     return (None if isinstance(config.get("accelerate_config"), str) else elsewhere), True
 
 
+# launch options that start more than one process, or take the count from a file or another launcher
+_SEVERAL = frozenset(
+    spelling
+    for name in (
+        "multi_cpu", "multi_gpu", "num_machines", "use_deepspeed", "use_fsdp", "use_megatron_lm",
+        "mpirun_hostfile", "config_file", "accelerate_config", "num_processes",
+    )
+    for spelling in (f"--{name}", f"--{name.replace('_', '-')}")
+)  # fmt: skip
+_PYTHON = re.compile(r"python(3(\.[0-9]+)?)?")
+
+
+def one_process(command: Sequence[str], config: Mapping[str, Any]) -> bool:
+    """Whether a run of TRL's ``command`` with ``config`` starts one process on a machine without a
+    GPU: TRL's CLI, ``python`` running TRL's script, or ``accelerate launch`` of it, with nothing
+    asking accelerate for more (no count, multi-process or launch-config option on the command line,
+    no ``num_processes`` or ``accelerate_config`` in the config, no accelerate default config in the
+    person's cache, no ``ACCELERATE_*`` setting in the environment): accelerate's default there is
+    its simple launcher, one process. Any other launcher (torchrun, deepspeed, a shell) is not
+    judged."""
+    if not command or any(word.partition("=")[0] in _SEVERAL for word in command):
+        return False
+    if config.get("num_processes") is not None or config.get("accelerate_config") is not None:
+        return False
+    if _default_config() is not None or any(k.startswith("ACCELERATE_") for k in os.environ):
+        return False
+    return _plain_launcher(command)
+
+
+def _plain_launcher(command: Sequence[str]) -> bool:
+    """``trl NAME``, ``accelerate launch``, or ``python -m trl.scripts.NAME`` / ``python FILE.py``."""
+    program = os.path.basename(command[0])
+    if program == "trl":
+        return True
+    if program == "accelerate":
+        return command[1:2] == ["launch"]
+    second = command[1] if len(command) > 1 else ""
+    third = command[2] if len(command) > 2 else ""
+    return bool(_PYTHON.fullmatch(program)) and (
+        (second == "-m" and third.startswith("trl.scripts.")) or second.endswith(".py")
+    )
+
+
 def _refusal(
     sweep_dir: Path, task: RunTask, wanted: tuple[int, str], gpus_each: int, *, from_command: bool
 ) -> ConfigError:

@@ -194,6 +194,7 @@ def _judge_runs(
     sized_by_config = not on_command_line & trl_generation.READS
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
+    cpu_here = local and gpus_each is None and trl_precision.no_accelerator()
     for task, config in configs:
         if "reward_funcs" not in on_command_line:
             with _reading("reward_funcs"):
@@ -203,13 +204,30 @@ def _judge_runs(
                 trl_processes.judge(sweep_dir, task, config, counts, gpus_each)
             with _reading("env"):
                 trl_env.judge(sweep_dir, task, config, gpus_each)
-        # one GPU a run: accelerate starts one process, unless a count is asked for (judged above)
-        processes = trl_processes.asked(config, counts) or (1 if gpus_each == 1 else None)
+        processes = _processes(config, counts, command, gpus_each, cpu_here)
         if sized_by_config:
             with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
                 trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
     if local:  # after what the configs say of TRL: then what they need of this machine
         _judge_here(sweep_dir, configs, flags, gpus_each is None and defaults)
+
+
+def _processes(
+    config: Mapping[str, Any],
+    counts: tuple[tuple[int, str] | None, tuple[int, str] | None],
+    command: Sequence[str],
+    gpus_each: int | None,
+    cpu_here: bool,
+) -> int | None:
+    """How many processes a run starts, where `run` knows it: the count asked for; else one for one
+    GPU a run (accelerate starts one process for one GPU), or one on this machine without a GPU
+    where nothing asks accelerate for more (trl_processes.one_process); None: not known."""
+    asked = trl_processes.asked(config, counts)
+    if asked is not None:
+        return asked
+    if gpus_each == 1 or (cpu_here and trl_processes.one_process(command, config)):
+        return 1
+    return None
 
 
 def _judge_here(
