@@ -750,6 +750,18 @@ EXITS_0_ON_SIGTERM = (
 )
 
 
+def _all_threads_stopped(pid: int) -> bool:
+    """Whether every thread of ``pid`` is in the stopped state (SIGSTOP is taken by each thread as it
+    next runs: until then a thread may still act)."""
+    states = []
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            states.append(stat.read_text().rsplit(")", 1)[1].split()[0])
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+    return bool(states) and all(s in ("T", "t") for s in states)
+
+
 def test_a_trainer_that_exits_0_on_slurms_own_sigterm_is_cancelled_not_finished(tmp_path):
     """Slurm's SIGTERM (scancel, requeue) reaches every process of the job, the trainer too, which
     may exit 0 on it before the wrapper's handler runs: still a stopped run, never a finished one
@@ -765,6 +777,10 @@ def test_a_trainer_that_exits_0_on_slurms_own_sigterm_is_cancelled_not_finished(
     (trainer,) = map(int, Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split())
     proc.send_signal(signal.SIGSTOP)
     try:
+        # every thread of the wrapper stopped first: one still in its wait would reap the trainer
+        while not _all_threads_stopped(proc.pid):
+            assert time.monotonic() < deadline, "the wrapper never stopped"
+            time.sleep(0.02)
         os.kill(trainer, signal.SIGTERM)
         while Path(f"/proc/{trainer}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
             assert time.monotonic() < deadline, "the trainer never exited"
