@@ -49,9 +49,9 @@ CHECKED = {
 
 # (our class, the TRL method it overrides); constructors are not listed: they only add arguments
 OVERRIDES = {
-    ("trainer.grpo.SweepgenGRPOTrainer", "_get_train_sampler"),
-    ("trainer.grpo.SweepgenGRPOTrainer", "training_step"),
-    ("trainer.grpo.SweepgenGRPOTrainer", "compute_loss"),
+    ("trainer.training.grpo.SweepgenGRPOTrainer", "_get_train_sampler"),
+    ("trainer.training.grpo.SweepgenGRPOTrainer", "training_step"),
+    ("trainer.training.grpo.SweepgenGRPOTrainer", "compute_loss"),
     ("trainer.routing.trainer.RoutedGRPOTrainer", "_generate_and_score_completions"),
     ("trainer.routing.trainer.RoutedGRPOTrainer", "compute_loss"),
     ("trainer.routing.trainer.RoutedGRPOTrainer", "training_step"),
