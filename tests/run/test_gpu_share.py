@@ -107,4 +107,4 @@ def test_the_gpu_lock_of_a_sweep_is_taken_with_its_projects_runs_root(tmp_path: 
 
 def _locked(path: Path) -> bool:
     """Whether another open file of ``path`` holds its flock."""
-    return runlock.locked_elsewhere(os.open(path, os.O_RDONLY))
+    return runlock.held_elsewhere(os.open(path, os.O_RDONLY))

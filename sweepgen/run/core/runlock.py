@@ -101,23 +101,11 @@ def is_held(run_dir: Path) -> bool:
 
 
 def held_elsewhere(fd: int) -> bool:
-    """``locked_elsewhere`` for a descriptor opened only to read: a shared flock, which any holder's
-    exclusive one refuses (on NFS too, where a read-only descriptor can take no exclusive lock);
-    ``fd`` is closed either way."""
+    """Whether another open file holds an exclusive flock on ``fd``'s file, for a descriptor opened
+    only to read: a shared flock, which any holder's exclusive one refuses (on NFS too, where a
+    read-only descriptor can take no exclusive lock); ``fd`` is closed either way."""
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
-def locked_elsewhere(fd: int) -> bool:
-    """Whether another open file holds an flock on ``fd``'s file; ``fd`` is closed either way (which
-    also drops the probe's own lock at once)."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
     finally:
