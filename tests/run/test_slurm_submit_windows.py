@@ -137,6 +137,42 @@ def test_killed_as_sbatch_returns_the_next_run_cancels_the_lost_held_array_and_r
     _finished_once(cwd, "w1")
 
 
+def test_killed_before_recording_an_array_released_by_hand_starts_nothing_and_the_next_run_each_once(
+    cwd, tmp_path
+):
+    """The held array nobody recorded, released by hand (`scontrol release`) before any `run` or
+    `cancel` settled it: its jobs find no journal entry naming them and start nothing, each saying
+    why in its log (before: the runs, with no status file yet, started here and again from the next
+    `run`'s own submission)."""
+    _sweep(cwd, "w1r")
+    # killed as the recording begins: sbatch has queued the array and submitit has put each job's
+    # pickle in place (so a released job runs the node task), the journal names nothing
+    killed_at_record = (
+        "import os, signal, sys; from sweepgen.run.slurm.executor import SlurmExecutor; "
+        "SlurmExecutor._record = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL); "
+        "from sweepgen.cli import main; main(sys.argv[1:], prog_name='sweepgen')"
+    )
+    argv = ["run", "generated/w1r", "--executor", "slurm", "--command", FAKE_COMMAND]
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-c", killed_at_record, *argv], cwd=cwd, env=env, capture_output=True, timeout=180
+    )
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    assert _journal(cwd / "runs/w1r") == []
+    lost = _ours_in_queue("w1r")
+    (array,) = {j.split("_", 1)[0] for j in lost}
+    done = subprocess.run(["scontrol", "release", array], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    _gone_from_queue("w1r")
+    assert not any(_starts(cwd / "runs/w1r" / n) for n in RUNS)
+    said = "".join(p.read_text() for p in (cwd / "runs/w1r/.sweepgen_slurm").glob(f"{array}_*/*_log.err"))
+    assert said.count("is not named in the Slurm jobs journal") == len(RUNS), said
+    assert {r["state"] for r in status_json("generated/w1r").values()} == {"NOT STARTED"}
+    again = cli("run", "generated/w1r", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code == 0, again.output
+    _finished_once(cwd, "w1r")
+
+
 def test_killed_as_sbatch_returns_cancel_reaches_the_array_whose_ids_were_never_recorded(cwd, tmp_path):
     _sweep(cwd, "w1c")
     _run_killed(cwd, _killing_wrapper(tmp_path, "sbatch", "*"), "w1c")
