@@ -6,8 +6,11 @@ The windows, each reached by a wrapper earlier on PATH that does the real thing 
 the `sweepgen run` that called it (its parent), so the kill lands exactly there:
 
 - sbatch has queued the (held) array, sweepgen has recorded nothing: the job ids are nowhere;
+- submitit has put each job's pickle in place, sweepgen has recorded nothing (no tool runs there:
+  the recording itself is replaced by a SIGKILL), and a person releases the array by hand;
 - the ids are recorded (status files, jobs journal), the array not released yet;
-- the array released, the jobs running (`run --wait` killed while it follows them).
+- the array released, the jobs running (`run --wait` killed while it follows them: as squeue says
+  RUNNING), and as they end (as sacct says they ended, before it recorded anything from that).
 
 Starts are counted by the fake trainer's starts.jsonl (a start never recorded is seen).
 """
@@ -283,3 +286,84 @@ def test_killed_between_journal_and_status_files_cancel_leaves_nothing_to_start_
         "generated/w3c", lambda r: all(x["state"] == "FINISHED" for x in r.values()), LOADED_S, "all"
     )
     assert all(_starts(cwd / "runs/w3c" / n) == 1 for n in RUNS), rows
+
+
+def _killing_when_seen(tmp: Path, tool: str, pattern: str) -> dict[str, str]:
+    """PATH with a ``tool`` that does the real thing and, where its output matches ``pattern``
+    (grep -E), prints it and then SIGKILLs its caller (the `sweepgen run` following the jobs)."""
+    bindir = tmp / f"kill-at-{tool}-seen"
+    bindir.mkdir()
+    real = subprocess.run(["bash", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()
+    body = (
+        f'out=$({real} "$@"); rc=$?; echo "$out"\n'
+        f'echo "$out" | grep -qE \'{pattern}\' && kill -9 "$PPID"\n'
+        "exit $rc\n"
+    )
+    (bindir / tool).write_text("#!/bin/bash\n" + body)
+    (bindir / tool).chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200"}
+
+
+def _shown(sweep: str, want: dict[str, tuple[str, int]]) -> dict[str, dict]:
+    """`status` once every run shows its wanted (state, attempt)."""
+    return wait_until(
+        f"generated/{sweep}",
+        lambda r: {n: (r[n]["state"], r[n]["attempt"]) for n in want} == want,
+        LOADED_S,
+        str(want),
+    )
+
+
+def test_killed_while_its_jobs_run_then_run_cancel_status_rerun_each_once_the_record_true(cwd, tmp_path):
+    """`run --wait` SIGKILLed while it follows its running jobs (squeue has just said RUNNING): a
+    plain `run` submits nothing again; `cancel --only c` stops c alone; every end is recorded as it
+    was (a finished, b failed, c cancelled), each started once; `--rerun-failed` starts b and c once
+    more, never a."""
+    hold_a, hold_c = tmp_path / "hold_a", tmp_path / "hold_c"
+    hold_a.touch()
+    hold_c.touch()
+    runs = {
+        "a": {"steps": 2, "hold_file": str(hold_a)},
+        "b": {"steps": 2, "fail_at": 1},
+        "c": {"steps": 2, "hold_file": str(hold_c)},
+    }
+    make_sweep(cwd, runs, sweep="k1")
+    _add_resources(cwd / "generated" / "k1", time=5)
+    _run_killed(cwd, _killing_when_seen(tmp_path, "squeue", r"\|RUNNING\|"), "k1", "--wait")
+    argv = ("run", "generated/k1", "--executor", "slurm", "--command", FAKE_COMMAND)
+    again = cli(*argv)
+    assert again.exit_code in (0, 1) and "Traceback" not in again.output, again.output
+    assert len(_journal(cwd / "runs/k1")) == 1, again.output  # nothing submitted a second time
+    _shown("k1", {"a": ("RUNNING", 1), "c": ("RUNNING", 1)})
+    deadline = time.monotonic() + LOADED_S
+    while not all(_starts(cwd / "runs/k1" / n) for n in ("a", "c")):  # both trainers training
+        assert time.monotonic() < deadline, "the trainers of a and c never started"
+        time.sleep(0.5)
+    cancelled = cli("cancel", "generated/k1", "--only", "c")
+    assert cancelled.exit_code == 0, cancelled.output
+    hold_a.unlink()
+    _shown("k1", {"a": ("FINISHED", 1), "b": ("FAILED", 1), "c": ("CANCELLED", 1)})
+    assert [_starts(cwd / "runs/k1" / n) for n in runs] == [1, 1, 1]
+    hold_c.unlink()
+    rerun = cli(*argv, "--rerun-failed")
+    assert rerun.exit_code == 0, rerun.output
+    _shown("k1", {"a": ("FINISHED", 1), "b": ("FAILED", 2), "c": ("FINISHED", 2)})
+    assert [_starts(cwd / "runs/k1" / n) for n in runs] == [1, 2, 2]
+
+
+def test_killed_as_its_jobs_end_then_status_cancel_run_keep_each_end_once(cwd, tmp_path):
+    """`run --wait` SIGKILLed as it learns that its jobs ended (sacct has just said so, before it
+    recorded anything from that): `status` shows each end as it was (a finished, b failed), a
+    `cancel` changes none of them, and a plain `run` starts nothing again."""
+    runs = {"a": {"steps": 2}, "b": {"steps": 2, "fail_at": 1}}
+    make_sweep(cwd, runs, sweep="k2")
+    _add_resources(cwd / "generated" / "k2", time=5)
+    _run_killed(cwd, _killing_when_seen(tmp_path, "sacct", r"\|(COMPLETED|FAILED)\|"), "k2", "--wait")
+    _shown("k2", {"a": ("FINISHED", 1), "b": ("FAILED", 1)})
+    cancelled = cli("cancel", "generated/k2")
+    assert cancelled.exit_code == 0 and "Traceback" not in cancelled.output, cancelled.output
+    again = cli("run", "generated/k2", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code == 1 and "--rerun-failed" in again.output, again.output  # b failed before
+    assert len(_journal(cwd / "runs/k2")) == 1
+    rows = _shown("k2", {"a": ("FINISHED", 1), "b": ("FAILED", 1)})
+    assert [_starts(cwd / "runs/k2" / n) for n in runs] == [1, 1], rows
