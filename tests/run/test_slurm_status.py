@@ -128,6 +128,25 @@ def test_summary_json_is_the_proof_of_success(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "job", [JobInfo("7_1", "COMPLETED", source="sacct"), None], ids=["ended", "forgotten"]
+)
+def test_a_run_proved_finished_whose_job_ended_unrecorded_says_why(tmp_path, job):
+    """The trainer wrote summary.json, then the job ended before its node task recorded the end (a
+    node lost, the task killed): FINISHED, and said why the status file still said running (before:
+    no reason at all). While the job still runs, its node records the end: nothing is said."""
+    t = task(tmp_path)
+    t.run_dir.mkdir()
+    (t.run_dir / "summary.json").write_text("{}")
+    new = reconcile(t, slurm_status(), job)
+    assert new.state is RunState.FINISHED, new
+    assert new.reason == (
+        "finished: its summary.json proves it; its Slurm job 7_1 died before recording the run's end"
+    )
+    live = reconcile(t, slurm_status(), JobInfo("7_1", "RUNNING", source="squeue"))
+    assert live.state is RunState.FINISHED and live.reason is None
+
+
+@pytest.mark.parametrize(
     "slurm_state, state, label",
     [
         ("CANCELLED", RunState.CANCELLED, "CANCELLED"),

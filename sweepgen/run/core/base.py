@@ -328,7 +328,14 @@ def _finished_unrecorded(
         return None
     if runlock.is_held(run_dir) or is_alive(status):
         return None
-    recorder = "its Slurm job" if status.executor == "slurm" else "its supervisor"
+    return unrecorded_finish(status)
+
+
+def unrecorded_finish(status: RunStatus) -> str:
+    """What is said of a run its done file proves finished while its status, still `running`, was
+    left by a recorder that died (a supervisor, a Slurm job) before recording the end."""
+    job = status.ids.get("job_id")
+    recorder = f"its Slurm job {job}" if status.executor == "slurm" else "its supervisor"
     code = trainer_exit(status)
     how = f"its trainer exited {code} and " if code is not None else ""
     return f"finished: {how}its {status.done_file} proves it; {recorder} died before recording the run's end"

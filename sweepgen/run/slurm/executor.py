@@ -50,6 +50,7 @@ from sweepgen.run.core.base import (
     RunTask,
     is_finished,
     read_status,
+    unrecorded_finish,
     utc_now,
     write_json_atomic,
     write_status,
@@ -690,7 +691,10 @@ def reconcile(  # noqa: C901, PLR0912 - one branch per (status, Slurm state) cas
     if is_finished(task.run_dir, status.done_file):
         if status.state is RunState.FINISHED:
             return status
-        return replace(status, state=RunState.FINISHED, reason=None, ended=status.ended or utc_now())
+        # a job gone while its status still says running: it ended before recording the end
+        gone = status.state is RunState.RUNNING and (job is None or job.ended)
+        reason = unrecorded_finish(status) if gone and status.done_file else None
+        return replace(status, state=RunState.FINISHED, reason=reason, ended=status.ended or utc_now())
     if status.state is RunState.FINISHED:
         if status.done_file is None and status.exit_code == 0:
             return status  # held to exit 0 alone, and the node recorded exit 0
