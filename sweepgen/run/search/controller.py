@@ -595,7 +595,7 @@ class SearchController:
         self.events.append(f"{name}: failed ({reason})")
 
     def _tell_failed(self, trial: Any, reason: str) -> None:
-        trial.set_user_attr(REASON_ATTR, reason)
+        trial.set_user_attr(REASON_ATTR, for_search(reason))  # no grid advice (advice.py)
         self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
 
     def interrupted(self) -> None:
