@@ -367,3 +367,38 @@ def test_killed_as_its_jobs_end_then_status_cancel_run_keep_each_end_once(cwd, t
     assert len(_journal(cwd / "runs/k2")) == 1
     rows = _shown("k2", {"a": ("FINISHED", 1), "b": ("FAILED", 1)})
     assert [_starts(cwd / "runs/k2" / n) for n in runs] == [1, 1], rows
+
+
+def test_cancel_killed_as_scancel_returns_leaves_each_run_cancelled_once_and_rerun_once(cwd, tmp_path):
+    """`sweepgen cancel` SIGKILLed the moment scancel returned (before it waited for the jobs or
+    recorded anything): the jobs end cancelled all the same, `status` says so, a plain `run`
+    starts nothing, and `--rerun-failed` starts each run once more."""
+    hold = tmp_path / "hold"
+    hold.touch()
+    runs = {"a": {"steps": 2, "hold_file": str(hold)}, "b": {"steps": 2, "hold_file": str(hold)}}
+    make_sweep(cwd, runs, sweep="kc")
+    _add_resources(cwd / "generated" / "kc", time=5)
+    argv = ("run", "generated/kc", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert cli(*argv).exit_code == 0
+    deadline = time.monotonic() + LOADED_S
+    while not all(_starts(cwd / "runs/kc" / n) for n in runs):  # both trainers training
+        assert time.monotonic() < deadline, "the trainers never started"
+        time.sleep(0.5)
+    env = _killing_wrapper(tmp_path, "scancel", "")
+    bindir = Path(env["PATH"].split(os.pathsep, 1)[0])
+    real = subprocess.run(["bash", "-c", "command -v scancel"], capture_output=True, text=True).stdout.strip()
+    (bindir / "scancel").write_text(f'#!/bin/bash\n{real} "$@"; rc=$?\nkill -9 "$PPID"\nexit $rc\n')
+    killed = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "cancel", "generated/kc"], cwd=cwd, env=env, capture_output=True
+    )
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    # (the trainers hold until then: a trainer let go now could finish before Slurm's signal lands)
+    _shown("kc", {"a": ("CANCELLED", 1), "b": ("CANCELLED", 1)})
+    hold.unlink()
+    again = cli(*argv)
+    assert again.exit_code == 1 and "--rerun-failed" in again.output, again.output
+    assert len(_journal(cwd / "runs/kc")) == 1 and [_starts(cwd / "runs/kc" / n) for n in runs] == [1, 1]
+    rerun = cli(*argv, "--rerun-failed")
+    assert rerun.exit_code == 0, rerun.output
+    _shown("kc", {"a": ("FINISHED", 2), "b": ("FINISHED", 2)})
+    assert [_starts(cwd / "runs/kc" / n) for n in runs] == [2, 2]
