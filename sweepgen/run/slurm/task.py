@@ -320,7 +320,8 @@ def _unnamed(task: NodeTask) -> str | None:
     its array is released; so a job it does not name belongs to a held array whose `sweepgen run`
     died before recording it, released by hand (`scontrol release`) before a `run` or `cancel`
     cancelled it. Its run may have no status file yet (its first submission): the journal alone can
-    tell. An older sweepgen's task, without the journal's folder in its status, is not asked."""
+    tell. A task whose status names no journal folder (every submission names one; only a node
+    task started by hand, as the tests start it, has none) is not asked."""
     mine = _slurm_ids().get("job_id")
     folder = task.status.ids.get("submitit_folder")
     if not isinstance(mine, str) or not isinstance(folder, str):
