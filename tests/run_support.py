@@ -173,11 +173,16 @@ def start_supervisor(
     return supervisor, job_write
 
 
-def hand_over(job_write: int, run_dir: str, time_limit_s: float | None = None) -> None:
-    """The run's job, as `sweepgen run` hands it to its supervisor: a run held to exit 0 alone."""
+def hand_over(
+    job_write: int, run_dir: str, time_limit_s: float | None = None, done_file: str | None = None
+) -> None:
+    """The run's job, as `sweepgen run` hands it to its supervisor: a run held to exit 0 alone (or
+    proved finished by ``done_file``)."""
     from sweepgen.run.core.base import RunState, RunStatus, this_host
 
-    started = RunStatus(RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", done_file=None)
+    started = RunStatus(
+        RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", done_file=done_file
+    )
     job = {
         "run_dir": run_dir,
         "status": {k: v for k, v in started.to_json().items() if k != "ids"} | {"ids": {"host": this_host()}},

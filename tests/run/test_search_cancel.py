@@ -120,4 +120,6 @@ def test_cancel_only_of_a_re_attached_run_fails_its_trial_and_never_restarts_it(
     assert _starts(tmp_path) == 1, "a run stopped by `sweepgen cancel` was started again"
     (trial,) = study(tmp_path).get_trials()
     assert trial.state.name == "FAIL", trial
-    assert "cancelled by `sweepgen cancel`" in trial.user_attrs["sweepgen_reason"], trial.user_attrs
+    told = trial.user_attrs["sweepgen_reason"]
+    assert "cancelled by `sweepgen cancel`" in told, trial.user_attrs
+    assert "--rerun-failed" not in told and "raise search.n" in told, told  # a search refuses it

@@ -1,22 +1,72 @@
-"""`run --only` on a search sweep: refused, exit 2, before anything is asked or started (before: the
-option was ignored and the whole search ran, every trial it asks: runs nobody asked for)."""
+"""`run --only` and `run --rerun-failed` on a search sweep: refused, exit 2, before anything is asked
+or started (before: the option was ignored and the whole search ran, every trial it asks: runs
+nobody asked for)."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
+import pytest
 from search_support import RUN_ARGS, sweepgen, write_search_project
 
+from sweepgen.run.core.base import RunState, read_status, write_status
+from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
+from sweepgen.run.local.executor import INTERRUPTED
+from sweepgen.run.local.supervise import DROPPED
+from sweepgen.run.search.advice import for_search
+from sweepgen.run.slurm.executor import _SLURM_ENDINGS
 
-def test_run_only_on_a_search_is_exit_2_and_starts_nothing(tmp_path):
-    write_search_project(tmp_path, {"n": 3, "parallel": 1})
+
+def test_run_only_or_rerun_failed_on_a_search_is_exit_2_and_status_never_advises_it(tmp_path):
+    """`run --only` and `run --rerun-failed` on a search sweep were silently ignored (the whole
+    search ran), and the reasons `status` shows for a search's runs (a cancel, an interruption,
+    Slurm's preemption or out-of-memory) advised `--rerun-failed`. Both are refused, exit 2, nothing
+    asked or started; a search's reasons say what its next `run` does instead."""
+    write_search_project(tmp_path, {"n": 2, "parallel": 1})
     assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
-    for extra in ((), ("--dry-run",)):
-        refused = sweepgen(tmp_path, "run", "generated/fake_search", *RUN_ARGS, "--only", "t0000", *extra)
+    only = "--only t0000: a search sweep's runs are the trials its controller asks"
+    rerun = "--rerun-failed: a search sweep never runs a failed trial again"
+    for option, why, extra in (
+        (("--only", "t0000"), only, ()),
+        (("--only", "t0000"), only, ("--dry-run",)),
+        (("--rerun-failed",), rerun, ()),
+    ):
+        refused = sweepgen(tmp_path, "run", "generated/fake_search", *RUN_ARGS, *option, *extra)
         assert refused.returncode == 2, refused.stdout + refused.stderr
         assert "Traceback" not in refused.stderr
         said = " ".join(refused.stderr.split())
-        assert "--only t0000: a search sweep's runs are the trials its controller asks" in said
-        assert "generated/fake_search" in said and "hint: leave --only out" in said
+        assert why in said and "generated/fake_search" in said, said
+        assert f"hint: leave {option[0]} out" in said, said
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("*.yaml"))
     assert not (tmp_path / "generated/fake_search/.search/study.journal").exists()
     # the search itself still runs, to its n trials
     assert sweepgen(tmp_path, "run", "generated/fake_search", *RUN_ARGS).returncode == 0
+    status_file = next((tmp_path / "runs").rglob("sweepgen_status.json"))
+    ended = read_status(status_file.parent)
+    # as `cancel --only` leaves a run stopped before its end
+    write_status(status_file.parent, replace(ended, state=RunState.CANCELLED, reason=CANCELLED_ALONE))
+    (status_file.parent / "summary.json").unlink()
+    shown = sweepgen(tmp_path, "status", "generated/fake_search", "--format", "json")
+    (row,) = [r for r in json.loads(shown.stdout) if r["state"] == "CANCELLED"]
+    assert "--rerun-failed" not in row["reason"] and "raise search.n" in row["reason"], row
+    assert read_status(status_file.parent).reason == CANCELLED_ALONE  # the file keeps the executor's words
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        INTERRUPTED,
+        DROPPED,
+        CANCELLED_BY_COMMAND,
+        CANCELLED_ALONE,
+        *(why for _, why in _SLURM_ENDINGS.values()),
+        "its supervisor (pid 1) died and its trainer with it; what its trainer started still runs (pids 2: "
+        "x): if that is only a helper (a logging service) the run is over and `sweepgen cancel --only RUN` "
+        "ends it and records it cancelled (then `--rerun-failed` starts it again); a rank still trains: "
+        "its end is recorded by nobody, so let it end, then `--rerun-failed`, or `sweepgen cancel` it",
+    ],
+)
+def test_no_reason_a_search_shows_advises_rerun_failed(reason):
+    said = for_search(reason)
+    assert "--rerun-failed" not in said and said[:9] == reason[:9], said

@@ -128,6 +128,25 @@ def test_summary_json_is_the_proof_of_success(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "job", [JobInfo("7_1", "COMPLETED", source="sacct"), None], ids=["ended", "forgotten"]
+)
+def test_a_run_proved_finished_whose_job_ended_unrecorded_says_why(tmp_path, job):
+    """The trainer wrote summary.json, then the job ended before its node task recorded the end (a
+    node lost, the task killed): FINISHED, and said why the status file still said running (before:
+    no reason at all). While the job still runs, its node records the end: nothing is said."""
+    t = task(tmp_path)
+    t.run_dir.mkdir()
+    (t.run_dir / "summary.json").write_text("{}")
+    new = reconcile(t, slurm_status(), job)
+    assert new.state is RunState.FINISHED, new
+    assert new.reason == (
+        "finished: its summary.json proves it; its Slurm job 7_1 died before recording the run's end"
+    )
+    live = reconcile(t, slurm_status(), JobInfo("7_1", "RUNNING", source="squeue"))
+    assert live.state is RunState.FINISHED and live.reason is None
+
+
+@pytest.mark.parametrize(
     "slurm_state, state, label",
     [
         ("CANCELLED", RunState.CANCELLED, "CANCELLED"),
@@ -312,6 +331,59 @@ def test_another_node_of_a_finished_two_node_run_run_again_starts_nothing(tmp_pa
     )
     assert done.returncode == 0 and "finished already" in done.stderr, done.stderr
     assert not (run_dir / "starts.txt").exists() and read_status(run_dir) == ended
+
+
+def _node_with_journal(tmp_path: Path, journal: dict | None) -> list[str]:
+    """The node wrapper of a job of array 40 (task 1) for run n, as submitted: its status names the
+    runs root's Slurm folder, whose jobs journal is ``journal`` (None: none written)."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    root = tmp_path / "runs/node/.sweepgen_slurm"
+    root.mkdir(parents=True)
+    if journal is not None:
+        (root / "jobs.json").write_text(json.dumps(journal))
+    ids = {"job_name": "sweepgen-node", "submitit_folder": str(root)}
+    status = RunStatus(RunState.RUNNING, "slurm", reason="submitted to Slurm", ids=ids, done_file=None)
+    argv = (sys.executable, "-c", COUNTER, str(folder / "n.yaml"))
+    node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
+    blob = tmp_path / "node.pkl"
+    blob.write_bytes(pickle.dumps(node))
+    code = (
+        "import pickle; from sweepgen.run.slurm.task import run_on_node; "
+        f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
+    )
+    return [sys.executable, "-c", code]
+
+
+@pytest.mark.parametrize(
+    ("journal", "said"),
+    [
+        (None, "is not named in the Slurm jobs journal"),
+        ({"arrays": [{"array_job_id": "39", "runs": {"39_0": "n"}}]}, "job 39_0, not this job 40_1"),
+        ({"arrays": [{"array_job_id": "40", "runs": {"40_0": "other"}}]}, "is not named in the Slurm jobs"),
+    ],
+    ids=["no-journal", "another-job", "another-run"],
+)
+def test_a_job_the_journal_does_not_name_starts_nothing_even_without_a_status_file(tmp_path, journal, said):
+    """A held array a `sweepgen run` submitted and was killed before recording (no journal entry,
+    no status file: the run's first submission), released by hand (`scontrol release`): its job
+    starts no trainer and says why in its log (before: no status file meant "run it", and the run
+    ran here and again from the next `run`'s own submission)."""
+    node = _node_with_journal(tmp_path, journal)
+    done = subprocess.run(node, env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and said in done.stderr and "not starting it" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    run_dir = tmp_path / "runs/node/n"
+    assert not (run_dir / "starts.txt").exists() and read_status(run_dir) is None
+
+
+def test_a_job_the_journal_names_starts_its_run(tmp_path):
+    node = _node_with_journal(tmp_path, {"arrays": [{"array_job_id": "40", "runs": {"40_1": "n"}}]})
+    done = subprocess.run(node, env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    run_dir = tmp_path / "runs/node/n"
+    assert (run_dir / "starts.txt").read_text() == "start\n"
+    ended = read_status(run_dir)
+    assert ended is not None and ended.state is RunState.FINISHED and ended.ids["job_id"] == "40_1"
 
 
 def wait_for_step(run_dir: Path, timeout: float = 30.0) -> None:

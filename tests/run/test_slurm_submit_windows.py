@@ -6,8 +6,11 @@ The windows, each reached by a wrapper earlier on PATH that does the real thing 
 the `sweepgen run` that called it (its parent), so the kill lands exactly there:
 
 - sbatch has queued the (held) array, sweepgen has recorded nothing: the job ids are nowhere;
+- submitit has put each job's pickle in place, sweepgen has recorded nothing (no tool runs there:
+  the recording itself is replaced by a SIGKILL), and a person releases the array by hand;
 - the ids are recorded (status files, jobs journal), the array not released yet;
-- the array released, the jobs running (`run --wait` killed while it follows them).
+- the array released, the jobs running (`run --wait` killed while it follows them: as squeue says
+  RUNNING), and as they end (as sacct says they ended, before it recorded anything from that).
 
 Starts are counted by the fake trainer's starts.jsonl (a start never recorded is seen).
 """
@@ -137,6 +140,42 @@ def test_killed_as_sbatch_returns_the_next_run_cancels_the_lost_held_array_and_r
     _finished_once(cwd, "w1")
 
 
+def test_killed_before_recording_an_array_released_by_hand_starts_nothing_and_the_next_run_each_once(
+    cwd, tmp_path
+):
+    """The held array nobody recorded, released by hand (`scontrol release`) before any `run` or
+    `cancel` settled it: its jobs find no journal entry naming them and start nothing, each saying
+    why in its log (before: the runs, with no status file yet, started here and again from the next
+    `run`'s own submission)."""
+    _sweep(cwd, "w1r")
+    # killed as the recording begins: sbatch has queued the array and submitit has put each job's
+    # pickle in place (so a released job runs the node task), the journal names nothing
+    killed_at_record = (
+        "import os, signal, sys; from sweepgen.run.slurm.executor import SlurmExecutor; "
+        "SlurmExecutor._record = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL); "
+        "from sweepgen.cli import main; main(sys.argv[1:], prog_name='sweepgen')"
+    )
+    argv = ["run", "generated/w1r", "--executor", "slurm", "--command", FAKE_COMMAND]
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-c", killed_at_record, *argv], cwd=cwd, env=env, capture_output=True, timeout=180
+    )
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    assert _journal(cwd / "runs/w1r") == []
+    lost = _ours_in_queue("w1r")
+    (array,) = {j.split("_", 1)[0] for j in lost}
+    done = subprocess.run(["scontrol", "release", array], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    _gone_from_queue("w1r")
+    assert not any(_starts(cwd / "runs/w1r" / n) for n in RUNS)
+    said = "".join(p.read_text() for p in (cwd / "runs/w1r/.sweepgen_slurm").glob(f"{array}_*/*_log.err"))
+    assert said.count("is not named in the Slurm jobs journal") == len(RUNS), said
+    assert {r["state"] for r in status_json("generated/w1r").values()} == {"NOT STARTED"}
+    again = cli("run", "generated/w1r", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code == 0, again.output
+    _finished_once(cwd, "w1r")
+
+
 def test_killed_as_sbatch_returns_cancel_reaches_the_array_whose_ids_were_never_recorded(cwd, tmp_path):
     _sweep(cwd, "w1c")
     _run_killed(cwd, _killing_wrapper(tmp_path, "sbatch", "*"), "w1c")
@@ -247,3 +286,119 @@ def test_killed_between_journal_and_status_files_cancel_leaves_nothing_to_start_
         "generated/w3c", lambda r: all(x["state"] == "FINISHED" for x in r.values()), LOADED_S, "all"
     )
     assert all(_starts(cwd / "runs/w3c" / n) == 1 for n in RUNS), rows
+
+
+def _killing_when_seen(tmp: Path, tool: str, pattern: str) -> dict[str, str]:
+    """PATH with a ``tool`` that does the real thing and, where its output matches ``pattern``
+    (grep -E), prints it and then SIGKILLs its caller (the `sweepgen run` following the jobs)."""
+    bindir = tmp / f"kill-at-{tool}-seen"
+    bindir.mkdir()
+    real = subprocess.run(["bash", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()
+    body = (
+        f'out=$({real} "$@"); rc=$?; echo "$out"\n'
+        f'echo "$out" | grep -qE \'{pattern}\' && kill -9 "$PPID"\n'
+        "exit $rc\n"
+    )
+    (bindir / tool).write_text("#!/bin/bash\n" + body)
+    (bindir / tool).chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200"}
+
+
+def _shown(sweep: str, want: dict[str, tuple[str, int]]) -> dict[str, dict]:
+    """`status` once every run shows its wanted (state, attempt)."""
+    return wait_until(
+        f"generated/{sweep}",
+        lambda r: {n: (r[n]["state"], r[n]["attempt"]) for n in want} == want,
+        LOADED_S,
+        str(want),
+    )
+
+
+def test_killed_while_its_jobs_run_then_run_cancel_status_rerun_each_once_the_record_true(cwd, tmp_path):
+    """`run --wait` SIGKILLed while it follows its running jobs (squeue has just said RUNNING): a
+    plain `run` submits nothing again; `cancel --only c` stops c alone; every end is recorded as it
+    was (a finished, b failed, c cancelled), each started once; `--rerun-failed` starts b and c once
+    more, never a."""
+    hold_a, hold_c = tmp_path / "hold_a", tmp_path / "hold_c"
+    hold_a.touch()
+    hold_c.touch()
+    runs = {
+        "a": {"steps": 2, "hold_file": str(hold_a)},
+        "b": {"steps": 2, "fail_at": 1},
+        "c": {"steps": 2, "hold_file": str(hold_c)},
+    }
+    make_sweep(cwd, runs, sweep="k1")
+    _add_resources(cwd / "generated" / "k1", time=5)
+    _run_killed(cwd, _killing_when_seen(tmp_path, "squeue", r"\|RUNNING\|"), "k1", "--wait")
+    argv = ("run", "generated/k1", "--executor", "slurm", "--command", FAKE_COMMAND)
+    again = cli(*argv)
+    assert again.exit_code in (0, 1) and "Traceback" not in again.output, again.output
+    assert len(_journal(cwd / "runs/k1")) == 1, again.output  # nothing submitted a second time
+    _shown("k1", {"a": ("RUNNING", 1), "c": ("RUNNING", 1)})
+    deadline = time.monotonic() + LOADED_S
+    while not all(_starts(cwd / "runs/k1" / n) for n in ("a", "c")):  # both trainers training
+        assert time.monotonic() < deadline, "the trainers of a and c never started"
+        time.sleep(0.5)
+    cancelled = cli("cancel", "generated/k1", "--only", "c")
+    assert cancelled.exit_code == 0, cancelled.output
+    hold_a.unlink()
+    _shown("k1", {"a": ("FINISHED", 1), "b": ("FAILED", 1), "c": ("CANCELLED", 1)})
+    assert [_starts(cwd / "runs/k1" / n) for n in runs] == [1, 1, 1]
+    hold_c.unlink()
+    rerun = cli(*argv, "--rerun-failed")
+    assert rerun.exit_code == 0, rerun.output
+    _shown("k1", {"a": ("FINISHED", 1), "b": ("FAILED", 2), "c": ("FINISHED", 2)})
+    assert [_starts(cwd / "runs/k1" / n) for n in runs] == [1, 2, 2]
+
+
+def test_killed_as_its_jobs_end_then_status_cancel_run_keep_each_end_once(cwd, tmp_path):
+    """`run --wait` SIGKILLed as it learns that its jobs ended (sacct has just said so, before it
+    recorded anything from that): `status` shows each end as it was (a finished, b failed), a
+    `cancel` changes none of them, and a plain `run` starts nothing again."""
+    runs = {"a": {"steps": 2}, "b": {"steps": 2, "fail_at": 1}}
+    make_sweep(cwd, runs, sweep="k2")
+    _add_resources(cwd / "generated" / "k2", time=5)
+    _run_killed(cwd, _killing_when_seen(tmp_path, "sacct", r"\|(COMPLETED|FAILED)\|"), "k2", "--wait")
+    _shown("k2", {"a": ("FINISHED", 1), "b": ("FAILED", 1)})
+    cancelled = cli("cancel", "generated/k2")
+    assert cancelled.exit_code == 0 and "Traceback" not in cancelled.output, cancelled.output
+    again = cli("run", "generated/k2", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code == 1 and "--rerun-failed" in again.output, again.output  # b failed before
+    assert len(_journal(cwd / "runs/k2")) == 1
+    rows = _shown("k2", {"a": ("FINISHED", 1), "b": ("FAILED", 1)})
+    assert [_starts(cwd / "runs/k2" / n) for n in runs] == [1, 1], rows
+
+
+def test_cancel_killed_as_scancel_returns_leaves_each_run_cancelled_once_and_rerun_once(cwd, tmp_path):
+    """`sweepgen cancel` SIGKILLed the moment scancel returned (before it waited for the jobs or
+    recorded anything): the jobs end cancelled all the same, `status` says so, a plain `run`
+    starts nothing, and `--rerun-failed` starts each run once more."""
+    hold = tmp_path / "hold"
+    hold.touch()
+    runs = {"a": {"steps": 2, "hold_file": str(hold)}, "b": {"steps": 2, "hold_file": str(hold)}}
+    make_sweep(cwd, runs, sweep="kc")
+    _add_resources(cwd / "generated" / "kc", time=5)
+    argv = ("run", "generated/kc", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert cli(*argv).exit_code == 0
+    deadline = time.monotonic() + LOADED_S
+    while not all(_starts(cwd / "runs/kc" / n) for n in runs):  # both trainers training
+        assert time.monotonic() < deadline, "the trainers never started"
+        time.sleep(0.5)
+    env = _killing_wrapper(tmp_path, "scancel", "")
+    bindir = Path(env["PATH"].split(os.pathsep, 1)[0])
+    real = subprocess.run(["bash", "-c", "command -v scancel"], capture_output=True, text=True).stdout.strip()
+    (bindir / "scancel").write_text(f'#!/bin/bash\n{real} "$@"; rc=$?\nkill -9 "$PPID"\nexit $rc\n')
+    killed = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "cancel", "generated/kc"], cwd=cwd, env=env, capture_output=True
+    )
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    # (the trainers hold until then: a trainer let go now could finish before Slurm's signal lands)
+    _shown("kc", {"a": ("CANCELLED", 1), "b": ("CANCELLED", 1)})
+    hold.unlink()
+    again = cli(*argv)
+    assert again.exit_code == 1 and "--rerun-failed" in again.output, again.output
+    assert len(_journal(cwd / "runs/kc")) == 1 and [_starts(cwd / "runs/kc" / n) for n in runs] == [1, 1]
+    rerun = cli(*argv, "--rerun-failed")
+    assert rerun.exit_code == 0, rerun.output
+    _shown("kc", {"a": ("FINISHED", 2), "b": ("FINISHED", 2)})
+    assert [_starts(cwd / "runs/kc" / n) for n in runs] == [2, 2]

@@ -452,3 +452,44 @@ def test_a_run_folder_moved_and_replaced_by_a_link_while_it_ran_gets_its_end_whe
     assert supervisor.wait(timeout=120) == FINISHED_NOT_RECORDED
     status = read_status(moved)
     assert status is not None and status.state is RunState.FINISHED, status
+
+
+# a trainer that writes its done file, says so, then exits 0 (``exit``) or trains on until killed
+_DONE_THEN = (
+    "import json, os, signal, sys, time; json.dump({{}}, open('runs/fake/a/summary.json', 'w')); "
+    "open('done_written', 'w').close(); {}"
+)
+
+
+@pytest.mark.parametrize("when", ["trainer-running", "trainer-exited"])
+def test_a_supervisor_killed_after_the_done_file_was_written_shows_finished_and_why(tmp_path, when):
+    """The trainer wrote its done file; its supervisor was SIGKILLed (its `sweepgen run` dead too)
+    before recording the end: while the trainer still ran (it dies with its supervisor), or after it
+    exited 0, while its group was being ended. `status` shows it finished and says why the status
+    file never said so (before: FINISHED with no reason at all), and nothing starts it again."""
+    make_sweep(tmp_path, {"a": {}})
+    run = tmp_path / "runs" / "fake" / "a"
+    run.mkdir(parents=True)
+    ending, written = tmp_path / "ending", tmp_path / "done_written"
+    (tmp_path / "held.py").write_text(_HELD_AT_THE_END)
+    then = "time.sleep(600)" if when == "trainer-running" else "sys.exit(0)"
+    argv = [sys.executable, "-c", _DONE_THEN.format(then)]
+    supervisor, job_write = start_supervisor(tmp_path, run, [sys.executable, "held.py", str(ending)], argv)
+    try:
+        hand_over(job_write, "runs/fake/a", done_file="summary.json")
+        _wait_for("the done file", written.exists if when == "trainer-running" else ending.exists)
+    finally:
+        supervisor.kill()
+        supervisor.wait()
+    _wait_for("the lock's release", lambda: not runlock.is_held(run))
+    shown_now = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    out, err = shown_now.communicate(timeout=60)
+    (row,) = json.loads(out)
+    assert row["state"] == "FINISHED", row
+    assert "summary.json proves it; its supervisor died before recording the run's end" in row["reason"], row
+    assert ("its trainer exited 0" in row["reason"]) == (when == "trainer-exited"), row
+    again = _sweepgen(
+        tmp_path, "run", "generated/fake", "--rerun-failed", "--command", "false {config}", "--dry-run"
+    )
+    out, err = again.communicate(timeout=60)
+    assert "re-running" not in out, out + err

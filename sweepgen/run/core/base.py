@@ -308,7 +308,7 @@ def effective_state(
     A run held to exit 0 alone (no done file) is finished when its status says it exited 0."""
     done_file = status.done_file if status is not None else SUMMARY_FILE
     if is_finished(run_dir, done_file):
-        return RunState.FINISHED, None
+        return RunState.FINISHED, _finished_unrecorded(run_dir, status, is_alive)
     if status is None:
         return None, None
     if status.state is RunState.FINISHED:
@@ -316,6 +316,29 @@ def effective_state(
     if status.state is RunState.RUNNING and not (runlock.is_held(run_dir) or is_alive(status)):
         return lost_end(status)
     return status.state, status.reason
+
+
+def _finished_unrecorded(
+    run_dir: Path, status: RunStatus | None, is_alive: Callable[[RunStatus], bool]
+) -> str | None:
+    """Why a run its done file proves finished is shown so though its status still says `running`
+    and nothing records it any more (its recorder died after the done file was written); None where
+    its status is its end, or its recorder lives and will record it."""
+    if status is None or status.state is not RunState.RUNNING or status.done_file is None:
+        return None
+    if runlock.is_held(run_dir) or is_alive(status):
+        return None
+    return unrecorded_finish(status)
+
+
+def unrecorded_finish(status: RunStatus) -> str:
+    """What is said of a run its done file proves finished while its status, still `running`, was
+    left by a recorder that died (a supervisor, a Slurm job) before recording the end."""
+    job = status.ids.get("job_id")
+    recorder = f"its Slurm job {job}" if status.executor == "slurm" else "its supervisor"
+    code = trainer_exit(status)
+    how = f"its trainer exited {code} and " if code is not None else ""
+    return f"finished: {how}its {status.done_file} proves it; {recorder} died before recording the run's end"
 
 
 # said of a run whose supervisor recorded how its trainer ended but died before recording the end

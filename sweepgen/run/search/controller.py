@@ -64,6 +64,7 @@ from sweepgen.run.search import changes as search_changes
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.search import study as search_study
+from sweepgen.run.search.advice import for_search
 from sweepgen.run.search.trials import Refused, TrialRenderer, clear_leftovers
 from sweepgen.run.start.trl import trl_start
 
@@ -594,7 +595,7 @@ class SearchController:
         self.events.append(f"{name}: failed ({reason})")
 
     def _tell_failed(self, trial: Any, reason: str) -> None:
-        trial.set_user_attr(REASON_ATTR, reason)
+        trial.set_user_attr(REASON_ATTR, for_search(reason))  # no grid advice (advice.py)
         self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
 
     def interrupted(self) -> None:
@@ -606,7 +607,9 @@ class SearchController:
 def _failed_reason(ended: Sequence[RunStatus | None]) -> str:
     """Why a trial failed: the first of its runs that did not finish, in that run's words."""
     failed = next((s for s in ended if s is not None and s.state is not RunState.FINISHED), None)
-    return failed.reason if failed is not None and failed.reason else "a run did not finish"
+    if failed is None or not failed.reason:
+        return "a run did not finish"
+    return for_search(failed.reason)  # its executor's advice said the search's way (advice.py)
 
 
 def _still_running(task: RunTask) -> bool:

@@ -16,6 +16,7 @@ from sweepgen.compile.run_api import lock
 from sweepgen.run.core.plan.tasks import NAMING_PATHS
 from sweepgen.run.search import best_value
 from sweepgen.run.search import study as search_study
+from sweepgen.run.search.advice import for_search
 
 if TYPE_CHECKING:  # annotations only: `status` and `report` of a grid load no pydantic (run_api)
     from sweepgen.compile.run_api import SearchBlock
@@ -129,7 +130,7 @@ def _row(t: Any) -> TrialRow:
         state,
         value,
         dict(t.params),
-        t.user_attrs.get("sweepgen_reason"),
+        _reason(t.user_attrs.get("sweepgen_reason")),
         last,
         t.datetime_start,
         t.datetime_complete,
@@ -190,3 +191,9 @@ def best_diff(sweep_dir: Path, view: SearchView) -> list[tuple[str, Any, Any]]:
 
 def _num(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else repr(value)
+
+
+def _reason(told: Any) -> str | None:
+    """A failed trial's reason as told, its grid advice said the search's way (a study told by an
+    earlier sweepgen may still say `--rerun-failed`, which a search refuses: advice.py)."""
+    return for_search(told) if isinstance(told, str) else None

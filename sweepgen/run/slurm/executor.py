@@ -22,7 +22,6 @@ never got to start) gets its state from Slurm: CANCELLED, TIMEOUT, OUT_OF_MEMORY
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import re
@@ -30,7 +29,7 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -38,7 +37,6 @@ from typing import Any, TypeGuard
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.fs import filenames, runfs
-from sweepgen.run.core import runfiles, runlock
 from sweepgen.run.core.base import (
     CANCEL_REASON,
     LOG_FILE,
@@ -52,6 +50,7 @@ from sweepgen.run.core.base import (
     RunTask,
     is_finished,
     read_status,
+    unrecorded_finish,
     utc_now,
     write_json_atomic,
     write_status,
@@ -63,15 +62,14 @@ from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import RunShape, shape_from_lock
 from sweepgen.run.slurm import launch, ownership
 from sweepgen.run.slurm import query as slurm_query
+from sweepgen.run.slurm.journal import JOURNAL, read_journal, submitted_as
+from sweepgen.run.slurm.journal import submission_lock as _submission_lock
 from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm.task import NodeTask, run_on_node
 
 SLURM_DIR = filenames.SLURM_DIR  # in the sweep's runs root: submitit's files and the jobs journal
-JOURNAL = filenames.SLURM_JOBS
 POLL_MIN_INTERVAL_S = 2.0  # squeue/sacct at most this often, however fast the display polls
 MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) before --wait gives up
-SUBMIT_LOCK = filenames.SLURM_SUBMIT_LOCK  # in SLURM_DIR: one submission of a sweep at a time
-SUBMIT_LOCK_WAIT_S = 600.0
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
 _ALIVE_CACHE: dict[
     str, tuple[float, dict[str, slurm_query.JobInfo]]
@@ -693,7 +691,10 @@ def reconcile(  # noqa: C901, PLR0912 - one branch per (status, Slurm state) cas
     if is_finished(task.run_dir, status.done_file):
         if status.state is RunState.FINISHED:
             return status
-        return replace(status, state=RunState.FINISHED, reason=None, ended=status.ended or utc_now())
+        # a job gone while its status still says running: it ended before recording the end
+        gone = status.state is RunState.RUNNING and (job is None or job.ended)
+        reason = unrecorded_finish(status) if gone and status.done_file else None
+        return replace(status, state=RunState.FINISHED, reason=reason, ended=status.ended or utc_now())
     if status.state is RunState.FINISHED:
         if status.done_file is None and status.exit_code == 0:
             return status  # held to exit 0 alone, and the node recorded exit 0
@@ -896,57 +897,12 @@ def job_name(lock: Lock, sweep_dir: Path | str) -> str:
     return JOB_PREFIX + re.sub(r"[^A-Za-z0-9._-]", "_", sweep)
 
 
-def read_journal(path: Path) -> dict[str, Any]:
-    """The jobs journal of a runs root, read as data: never through a link, a regular file of at most
-    ``runfiles.MAX_JSON_BYTES`` (a RunFileError, exit 2, otherwise); nesting and numbers bounded."""
-    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)
-    if raw is None:
-        return {"arrays": []}
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ConfigError(
-            f"the Slurm jobs journal is not UTF-8 text (byte {err.start})",
-            location=Location(str(path)),
-            hint="sweepgen writes it atomically; move the broken file away",
-        ) from None
-    data = runfiles.parse_json(text, path, "the Slurm jobs journal")
-    if not isinstance(data, dict) or not isinstance(data.get("arrays"), list):
-        return {"arrays": []}
-    return data
-
-
 def _need_submitit() -> None:
     if importlib.util.find_spec("submitit") is None:
         raise UserError(
             "the Slurm executor needs submitit, which is not installed here",
             hint="pip install 'sweepgen[slurm]'",
         )
-
-
-_JOB_ID = re.compile(r"[0-9]{1,18}(?:_[0-9]{1,9})?")  # "123" or an array task "123_4", as Slurm writes them
-
-
-def submitted_as(journal: Mapping[str, Any], path: Path | None = None) -> dict[str, str]:
-    """Run name -> the job id of its latest submission, as the journal records every array. The
-    journal is data (a shared runs folder may hold anyone's): a job id that is not Slurm's digits
-    is refused (exit 2 naming the journal and the key), never handed to squeue or scancel."""
-    out: dict[str, str] = {}
-    for i, array in enumerate(journal.get("arrays", [])):
-        if isinstance(array, dict) and isinstance(array.get("runs"), dict):
-            for job_id, name in array["runs"].items():
-                if not isinstance(name, str):
-                    continue
-                if not _JOB_ID.fullmatch(job_id):
-                    raise ConfigError(
-                        f"the Slurm jobs journal names job id {job_id!r}, which is not a Slurm job id",
-                        location=Location(str(path) if path else JOURNAL),
-                        key=f"arrays[{i}].runs",
-                        hint="sweepgen writes only Slurm's own job ids there; move the file away "
-                        "(it is not sweepgen's) and run `sweepgen status` again",
-                    )
-                out[name] = job_id
-    return out
 
 
 def held_jobs(names: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo]:
@@ -1054,24 +1010,6 @@ def _first_line(err: BaseException) -> str:
 def _settled(status: RunStatus) -> bool:
     """Nothing more will happen to it in this invocation: it ended, or it was never submitted."""
     return status.state in TERMINAL or status.state is RunState.SKIPPED
-
-
-@contextlib.contextmanager
-def _submission_lock(root: Path) -> Iterator[None]:
-    """The sweep's submission lock (an flock on ``<runs root>/.sweepgen_slurm/submit.lock``), held
-    while a submission re-reads its runs, submits and records the job ids."""
-    runfs.makedirs(root)  # a linked .sweepgen_slurm (or folder on the way) is ELOOP, never followed
-    fd = runfs.open_file(root / SUBMIT_LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # regular, never a link
-    try:
-        if not runlock.flock_within(fd, SUBMIT_LOCK_WAIT_S, every_s=0.2):
-            raise UserError(
-                f"another `sweepgen run` has been submitting this sweep for "
-                f"{SUBMIT_LOCK_WAIT_S:.0f} s ({root / SUBMIT_LOCK} is locked)",
-                hint="wait for it to finish, then run this command again",
-            )
-        yield
-    finally:
-        os.close(fd)
 
 
 def _restore_status(run_dir: Path, previous: RunStatus | None) -> None:

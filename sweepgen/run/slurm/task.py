@@ -48,7 +48,7 @@ from sweepgen.run.core.base import (
 from sweepgen.run.core.shape import RunShape
 from sweepgen.run.logs import trainer_states
 from sweepgen.run.logs.progress import ATTEMPT_MARK
-from sweepgen.run.slurm import launch, query, ranks
+from sweepgen.run.slurm import journal, launch, query, ranks
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def run_on_node(task: NodeTask) -> str:
         assert task.shape is not None  # (multi says so: mypy)
         part = launch.participant(task.shape, os.environ)
         if not part.supervisor:
-            if _declined(run_dir, task.status, part.label):
+            if _declined(run_dir, task, part.label):
                 return RunState.FINISHED.value
             try:
                 argv, env = _launch(task)
@@ -141,7 +141,7 @@ def run_on_node(task: NodeTask) -> str:
                 sys.exit(127)
             return ranks.run_participant(argv, env, run_dir, part, task.shape)
     lock_fd = _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
-    if _declined(run_dir, task.status, "the run"):
+    if _declined(run_dir, task, "the run"):
         return RunState.FINISHED.value
     stops = _Stops(task.shape)
     stops.install()
@@ -265,12 +265,13 @@ def _lock_or_exit(run_dir: Path) -> int:
     return lock_fd
 
 
-def _declined(run_dir: Path, submitted: RunStatus, who: str) -> bool:
-    """Whether the run has finished already, said on stderr: a job Slurm runs again after its run
-    recorded its end (`scontrol requeue` of a finished job, a node lost after the end was written)
-    never starts it a second time, on any of its nodes (the others would wait for node 0's ranks
-    until the time limit)."""
-    done = _finished_already(run_dir, submitted) or _superseded(run_dir)
+def _declined(run_dir: Path, task: NodeTask, who: str) -> bool:
+    """Whether the run has finished already, or is not this job's to start, said on stderr: a job
+    Slurm runs again after its run recorded its end (`scontrol requeue` of a finished job, a node
+    lost after the end was written) never starts it a second time, on any of its nodes (the others
+    would wait for node 0's ranks until the time limit); nor does a job the jobs journal does not
+    name as the run's latest submission (``_unnamed``)."""
+    done = _finished_already(run_dir, task.status) or _superseded(run_dir) or _unnamed(task)
     if done is not None:
         print(f"sweepgen: {who} in {run_dir} {done}; not starting it here", file=sys.stderr, flush=True)
     return done is not None
@@ -311,6 +312,21 @@ def _superseded(run_dir: Path) -> str | None:
     if named == mine:
         return None
     return f"is recorded for {f'Slurm job {named}' if named else 'a run outside Slurm'}, not this job {mine}"
+
+
+def _unnamed(task: NodeTask) -> str | None:
+    """Why the jobs journal does not let this job start the run (None: it names this job as the
+    run's latest submission). Every submission is recorded there, under the submission lock, before
+    its array is released; so a job it does not name belongs to a held array whose `sweepgen run`
+    died before recording it, released by hand (`scontrol release`) before a `run` or `cancel`
+    cancelled it. Its run may have no status file yet (its first submission): the journal alone can
+    tell. A task whose status names no journal folder (every submission names one; only a node
+    task started by hand, as the tests start it, has none) is not asked."""
+    mine = _slurm_ids().get("job_id")
+    folder = task.status.ids.get("submitit_folder")
+    if not isinstance(mine, str) or not isinstance(folder, str):
+        return None
+    return journal.why_unnamed(Path(folder), task.name, mine)
 
 
 def _start_or_exit(

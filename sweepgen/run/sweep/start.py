@@ -83,19 +83,8 @@ def run(
     """`sweepgen run DIR`: the search controller for a search sweep, ``run_sweep`` for any other
     (in rounds, with ``decide``: `run --until-decided`)."""
     spec = _search_spec(request.sweep_dir)
-    if spec is not None and decide is not None:
-        raise UserError(
-            "--until-decided adds seeds to a grid; a search sweep chooses its own trials",
-            hint="give its search `repeats:` for seeds, and compare the best trials with `sweepgen report`",
-        )
-    if spec is not None and request.only:  # ignored, it ran every trial the search asks: runs unasked
-        raise UserError(
-            f"--only {' '.join(request.only)}: a search sweep's runs are the trials its controller asks, "
-            "not a list to choose from",
-            location=Location(str(request.sweep_dir)),
-            hint="leave --only out (`sweepgen run DIR` goes on with the search to its `n` trials); "
-            "to stop one trial: `sweepgen cancel DIR --only tNNNN`",
-        )
+    if spec is not None:
+        _refuse_for_search(request, decide)
     if decide is not None:
         from sweepgen.run.sweep.decide import run_until_decided  # noqa: PLC0415 - see TYPE_CHECKING above
 
@@ -103,6 +92,33 @@ def run(
     if spec is None:
         return run_sweep(request, display)
     return _run_search(request, spec, display)
+
+
+def _refuse_for_search(request: RunRequest, decide: Rule | None) -> None:
+    """The options a search sweep refuses (exit 2), before anything is asked or started: each was
+    ignored before, and the search ran runs nobody asked for or left undone what it said."""
+    if decide is not None:
+        raise UserError(
+            "--until-decided adds seeds to a grid; a search sweep chooses its own trials",
+            hint="give its search `repeats:` for seeds, and compare the best trials with `sweepgen report`",
+        )
+    if request.only:  # ignored, it ran every trial the search asks: runs unasked
+        raise UserError(
+            f"--only {' '.join(request.only)}: a search sweep's runs are the trials its controller asks, "
+            "not a list to choose from",
+            location=Location(str(request.sweep_dir)),
+            hint="leave --only out (`sweepgen run DIR` goes on with the search to its `n` trials); "
+            "to stop one trial: `sweepgen cancel DIR --only tNNNN`",
+        )
+    if request.rerun_failed:  # ignored, it started nothing it said it would
+        raise UserError(
+            "--rerun-failed: a search sweep never runs a failed trial again (its end is told to the "
+            "study, which cannot take it back, and counts among the search's `n`)",
+            location=Location(str(request.sweep_dir)),
+            hint="leave --rerun-failed out: `sweepgen run DIR` goes on with the search, resuming the "
+            "runs of trials still open (interrupted, cancelled, preempted); for more trials raise "
+            "`search.n` in the spec (docs/SEARCH.md, *Changing a search*)",
+        )
 
 
 def _search_spec(sweep_dir: Path) -> Any:

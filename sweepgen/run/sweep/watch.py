@@ -24,6 +24,7 @@ from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.core.sweepfile import sweep_state
 from sweepgen.run.search import stop as search_stop
+from sweepgen.run.search.advice import for_search
 from sweepgen.run.sweep.only import with_groups
 from sweepgen.run.sweep.start import search_failed
 from sweepgen.run.sweep.status import collect, problems
@@ -132,25 +133,46 @@ def status(
     """Every run's view; with ``wait``, collected again every ``poll_s`` until none is queued or
     running, each collection handed to ``show`` (the first one too) as it comes."""
     located = locate(sweep_dir, only)
-    views = collect(located.tasks)
+    searched = search_stop.state_dir_of(sweep_dir) is not None
+
+    def look() -> list[RunView]:
+        return _as_searched(collect(located.tasks), searched)
+
+    views = look()
     if wait:
-        views = _until_settled(located.tasks, views, show or _show_nothing, poll_s)
+        views = _until_settled(look, views, show or _show_nothing, poll_s)
     warnings = list(dict.fromkeys(v.note for v in views if v.note))
     failed = not only and search_failed(sweep_dir)
     return StatusOutcome(views, located.under, warnings, failed)
 
 
 def _until_settled(
-    tasks: Sequence[RunTask], views: list[RunView], show: Callable[[list[RunView]], None], poll_s: float
+    look: Callable[[], list[RunView]],
+    views: list[RunView],
+    show: Callable[[list[RunView]], None],
+    poll_s: float,
 ) -> list[RunView]:
-    """The views once none is queued or running, collected every ``poll_s``; each collection (the
-    first, ``views``, too) is shown as it comes."""
+    """The views once none is queued or running, collected (``look``) every ``poll_s``; each
+    collection (the first, ``views``, too) is shown as it comes."""
     show(views)
     while any(v.live for v in views):
         time.sleep(poll_s)
-        views = collect(tasks)
+        views = look()
         show(views)
     return views
+
+
+def _as_searched(views: list[RunView], searched: bool) -> list[RunView]:
+    """A search sweep's views with their reasons' advice said the search's way (search.advice: a
+    search refuses `--rerun-failed`); any other sweep's as they are."""
+    if not searched:
+        return views
+    return [
+        replace(v, status=replace(v.status, reason=for_search(v.status.reason)))
+        if v.status and v.status.reason
+        else v
+        for v in views
+    ]
 
 
 def _show_nothing(views: list[RunView]) -> None:
@@ -183,6 +205,7 @@ def cancel(
     # before the look: a start after it finds the request
     queued, unasked = _drop_queued(located.tasks, say)
     views, held = _after_starts(located.tasks, collect(located.tasks), say)
+    views = _as_searched(views, search is not None)
     # a grid's `run` drops them before their trainer starts; a search's controller hears no drop
     dropped, unheard = ([], held) if search else (held, [])
     by_executor = _live_by_executor(views)
@@ -206,7 +229,7 @@ def cancel(
             held_starting=dropped,
             held_unheard=unheard,
         )
-    views = collect(located.tasks)
+    views = _as_searched(collect(located.tasks), search is not None)
     asked = {task.name for runs in by_executor.values() for task, _ in runs}
     elsewhere, ended = _not_cancelled(views, asked, unreachable)
     cancelled = len(asked) - len(elsewhere) - len(ended)

@@ -1,0 +1,65 @@
+"""`sweepgen run` of a search SIGKILLed between Optuna's ask and the trial's record: right after
+`study.ask` returned (the trial in the journal, RUNNING, no controller claimed it yet), and after
+the trial was rendered into the sweep folder (before the study was synced and any run
+started). The next `run` takes the trial over at the point it was asked, reaches exactly `n`
+complete trials, and starts each trial's run once.
+
+The kill lands at a known point: the `sweepgen run` is started through a wrapper that replaces the
+one function at the window by itself and then a SIGKILL of its own process (never a sleep).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from search_support import REPO, RUN_ARGS, study, sweepgen, write_search_project
+
+# each wrapper does the real thing once, then SIGKILLs the `sweepgen run` it runs in
+_PATCH = {
+    "asked": ("optuna.study", "Study", "ask"),
+    "rendered": ("sweepgen.run.search.trials", "TrialRenderer", "render"),
+}
+
+
+def _killed_at(cwd: Path, window: str) -> None:
+    module, cls, name = _PATCH[window]
+    code = (
+        "import importlib, os, signal, sys\n"
+        f"owner = getattr(importlib.import_module({module!r}), {cls!r})\n"
+        f"real = getattr(owner, {name!r})\n"
+        "def patched(*args, **kwargs):\n"
+        "    out = real(*args, **kwargs)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return out\n"
+        f"setattr(owner, {name!r}, patched)\n"
+        "from sweepgen.cli import main\n"
+        "main(sys.argv[1:], prog_name='sweepgen')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", "OMP_NUM_THREADS": "1"}
+    argv = [sys.executable, "-c", code, "run", "generated/fake_search", *RUN_ARGS]
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stdout + proc.stderr  # killed in the window, as meant
+
+
+@pytest.mark.parametrize("window", list(_PATCH))
+def test_a_search_killed_between_ask_and_record_takes_the_trial_over_and_runs_each_once(tmp_path, window):
+    n = 1  # the trial killed: the next `run` finishes it, and asks no other
+    write_search_project(tmp_path, {"n": n, "parallel": 1})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    _killed_at(tmp_path, window)
+    (asked,) = study(tmp_path).get_trials()
+    assert asked.state.name == "RUNNING" and not (tmp_path / "runs/fake_search/t0000/starts.jsonl").exists()
+    done = sweepgen(tmp_path, "run", "generated/fake_search", *RUN_ARGS, timeout=180)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "t0000: taken over from a stopped controller" in done.stdout, done.stdout
+    trials = study(tmp_path).get_trials()
+    # exactly n trials, none asked twice: the killed one's number and point kept
+    assert [(t.number, t.state.name) for t in trials] == [(i, "COMPLETE") for i in range(n)], trials
+    assert trials[0].params == asked.params
+    for trial in trials:
+        starts = tmp_path / "runs/fake_search" / f"t{trial.number:04d}" / "starts.jsonl"
+        assert len(starts.read_text().splitlines()) == 1, trial.number
