@@ -283,7 +283,7 @@ def test_a_generation_batch_of_no_whole_groups_on_one_cpu_process_is_refused_bef
     [
         ({}, GRPO.replace(" -m trl", " -m accelerate.commands.launch --multi_cpu -m trl"), "launcher"),
         ({}, f"accelerate launch --multi_cpu {GRPO.split(' ', 1)[1]}", "several processes asked for"),
-        ({"accelerate_config": "multi_gpu"}, GRPO, "a launch config decides"),
+        ({}, f"accelerate launch --config_file x.yaml {GRPO.split(' ', 1)[1]}", "a launch config decides"),
         ({"per_device_train_batch_size": 3}, GRPO, "whole groups at one process"),
     ],
 )
@@ -295,6 +295,33 @@ def test_a_cpu_run_whose_process_count_is_not_one_or_whose_batch_holds_groups_is
     code, output = _run(command=command)
     assert "num_generations" not in output, why
     assert code == 0, (why, output)
+
+
+@pytest.mark.parametrize("extra", [{"accelerate_config": "multi_gpu"}, {"num_processes": 2}])
+def test_the_cli_s_launch_keys_ask_nothing_of_a_script_run_by_python(tmp_path, monkeypatch, cpu_only, extra):
+    """`python -m trl.scripts.grpo` parses its config leaving the keys no dataclass has aside: only
+    TRL's CLI (`trl grpo`) hands `accelerate_config` and `num_processes` to accelerate. The run is
+    one process, whose batch of 2 holds no group of 3 (judged at 8 or 2 processes, or not at all)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _grpo_sweep(tmp_path, extra)
+    code, output = _run(command=GRPO)
+    assert code == 2, output
+    assert "holds no whole groups of num_generations 3" in output and "x 1 process(es)" in output
+
+
+def test_a_dataset_folder_the_command_line_names_is_judged(tmp_path, monkeypatch):
+    """`--dataset_name ./data/prefs` on the command line is TRL's over the config's: the folder it
+    names is the one each run loads."""
+    monkeypatch.chdir(tmp_path)
+    Path("data/prefers").mkdir(parents=True)
+    _sweep(tmp_path, {"dataset_name": "./data/prefers", "bf16": False})
+    code, output = _run(command=TRL + " --dataset_name ./data/prefs")
+    assert code == 2, output
+    assert "dataset_name './data/prefs' is no folder of" in output and "--command:" in output
+    assert "did you mean './data/prefers'?" in output and "Traceback" not in output
+    code, output = _run(command=TRL + " --dataset-name=./data/prefers")
+    assert code == 0, output
 
 
 def test_a_gpu_machine_leaves_the_count_to_accelerate(tmp_path, monkeypatch):

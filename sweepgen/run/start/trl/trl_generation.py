@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from sweepgen.errors import ConfigError
+from sweepgen.errors import ConfigError, Location
 from sweepgen.formats import pysource
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start.config_where import key_location
@@ -33,7 +33,8 @@ _CLASSES = {
 }
 _TRAINING_ARGS = ("transformers.training_args", "TrainingArguments")
 _FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
-READS = frozenset({*_FIELDS, "generation_batch_size", "steps_per_generation"})  # of a run's config
+_NAMED = (*_FIELDS, "generation_batch_size", "steps_per_generation")
+READS = frozenset(_NAMED)  # of a run's config
 
 
 def judge(
@@ -44,24 +45,39 @@ def judge(
     processes: int | None,
     *,
     defaults: bool,
+    given: Collection[str] = (),
 ) -> None:
-    """Exit 2 when the run's rendered ``config``, run by TRL's ``script`` in ``processes`` processes
-    (None: not known), sizes a generation batch TRL refuses; fields it leaves unset take the
-    installed classes' ``defaults`` (False: the run's trl is another's, nothing unset is judged)."""
+    """Exit 2 when the run's ``config`` (as the script reads it: the keys ``given`` on the command
+    line over the config's), run by TRL's ``script`` in ``processes`` processes (None: not known),
+    sizes a generation batch TRL refuses; fields it leaves unset take the installed classes'
+    ``defaults`` (False: the run's trl is another's, nothing unset is judged)."""
     values = _values(config, script, defaults) if processes is not None and script in _CLASSES else None
     found = _refused_batch(config, values, processes) if values is not None and processes else None
     if found is None:
         return
     problem, said = found
-    key = "num_generations" if "num_generations" in config else "per_device_train_batch_size"
+    key = _named_key(config, given)
     raise ConfigError(
         f"run {task.name!r} would fail at its start: {problem} ({said}; GRPOConfig's and RLOOConfig's "
         "__post_init__ raise)",
-        location=key_location(sweep_dir, task, key),
+        location=Location("--command") if key in given else key_location(sweep_dir, task, key),
         key=key,
         hint=f"make the generation batch a multiple of num_generations at {processes} process(es): "
-        "change per_device_train_batch_size, gradient_accumulation_steps or num_generations",
+        "change per_device_train_batch_size, gradient_accumulation_steps or num_generations"
+        + _on_command_line(given),
     )
+
+
+def _named_key(config: Mapping[str, Any], given: Collection[str]) -> str:
+    """The key a refusal names: a size the command line gives, else the config's num_generations."""
+    named = [k for k in _NAMED if k in given] or [k for k in ("num_generations",) if k in config]
+    return (named or [_FIELDS[0]])[0]
+
+
+def _on_command_line(given: Collection[str]) -> str:
+    """Where the command line sizes the batch: TRL takes its values over the config's."""
+    sized = sorted(READS.intersection(given))
+    return f" (--command sets {', '.join(f'--{k}' for k in sized)}, over the config's)" if sized else ""
 
 
 def _refused_batch(

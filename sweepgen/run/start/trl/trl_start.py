@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from sweepgen.run.start.trl import (
     trl_command,
     trl_dataset,
     trl_env,
+    trl_flags,
     trl_generation,
     trl_ignored,
     trl_precision,
@@ -62,7 +64,7 @@ def check(
         vllm_server.shared_among(sweep_dir, configs, at_once, executor, vllm_server.on_command_line(flags))
     )
     if script is not None:
-        _judge_trl(sweep_dir, configs, script, command or (), gpus_each, flags, executor == "local")
+        _judge_trl(_Context(sweep_dir, script, command or (), gpus_each, flags, executor == "local"), configs)
 
 
 # the keys the per-run judgments read from a run's config (env: its block, at the top)
@@ -134,7 +136,7 @@ def _judge_trial(
     trl_command.check(command)
     script = trl_script(command)
     if script is not None:
-        _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
+        _judge_runs(_Context(sweep_dir, script, command, gpus_each, flags, local), configs)
 
 
 def _every_trial(refusal: UserError, sampled: Collection[str]) -> bool:
@@ -163,53 +165,55 @@ def _refuse(error: Exception | None) -> None:
         raise error
 
 
-def _judge_trl(
-    sweep_dir: Path,
-    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
-    script: str,
-    command: Sequence[str],
-    gpus_each: int | None,
-    flags: Mapping[str, str | None],
-    local: bool,
-) -> None:
+@dataclass(frozen=True)
+class _Context:
+    """What the TRL judgments of a sweep's runs read besides each run's own config: the sweep's
+    folder, TRL's ``script`` the ``command`` runs, the GPUs each run is given (None: not limited),
+    the command line's ``flags`` (command_overrides.flag_values) and whether runs start here."""
+
+    sweep_dir: Path
+    script: str
+    command: Sequence[str]
+    gpus_each: int | None
+    flags: Mapping[str, str | None]
+    local: bool
+
+
+def _judge_trl(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
     """Exit 2 when the runs differ only in a value TRL ignores, else at the first run (in order)
     naming a reward function TRL cannot load, asking (each run given ``gpus_each`` GPUs) for more
     processes or other GPUs, sizing a generation batch TRL refuses or, run here (``local``), naming
     a local dataset folder that is not there or training in bf16 on a machine without a GPU."""
-    trl_ignored.check(sweep_dir, configs, frozenset(flags))  # the command's flags: TRL's over the config
-    _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
+    # the command's flags: TRL's over the config
+    trl_ignored.check(context.sweep_dir, configs, frozenset(context.flags))
+    _judge_runs(context, configs)
 
 
-def _judge_runs(
-    sweep_dir: Path,
-    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
-    script: str,
-    command: Sequence[str],
-    gpus_each: int | None,
-    flags: Mapping[str, str | None],
-    local: bool,
-) -> None:
-    """Exit 2 at the first run (in order) whose own config (or the command) a judgment refuses."""
-    on_command_line = flags.keys()
-    sized_by_config = not on_command_line & trl_generation.READS
+def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
+    """Exit 2 at the first run (in order) whose own config (or the command) a judgment refuses; each
+    config is judged as TRL's script reads it, the values its command line gives over the config's
+    (trl_flags)."""
+    sweep_dir, script, command = context.sweep_dir, context.script, context.command
+    gpus_each = context.gpus_each
+    given = trl_flags.given(command, script)  # the command line's values, typed as TRL's parser types them
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
-    cpu_here = local and gpus_each is None and trl_precision.no_accelerator()
-    for task, config in configs:
-        if "reward_funcs" not in on_command_line:
-            with _reading("reward_funcs"):
-                trl_rewards.judge(sweep_dir, task, config, script, command)
+    cpu_here = context.local and gpus_each is None and trl_precision.no_accelerator()
+    read = [(task, trl_flags.merged(config, given)) for task, config in configs]
+    for task, config in read:
+        with _reading("reward_funcs"):
+            trl_rewards.judge(sweep_dir, task, config, script, command, from_command="reward_funcs" in given)
+        launched = trl_processes.as_launched(config, command)  # the keys only TRL's CLI hands on
         if gpus_each is not None:
             with _reading("num_processes", "accelerate_config"):
-                trl_processes.judge(sweep_dir, task, config, counts, gpus_each)
+                trl_processes.judge(sweep_dir, task, launched, counts, gpus_each)
             with _reading("env"):
                 trl_env.judge(sweep_dir, task, config, gpus_each)
-        processes = _processes(config, counts, command, gpus_each, cpu_here)
-        if sized_by_config:
-            with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
-                trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
-    if local:  # after what the configs say of TRL: then what they need of this machine
-        _judge_here(sweep_dir, configs, flags, gpus_each is None and defaults)
+        processes = _processes(launched, counts, command, gpus_each, cpu_here)
+        with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
+            trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
+    if context.local:  # after what the configs say of TRL: then what they need of this machine
+        _judge_here(context, read, given)
 
 
 def _processes(
@@ -231,18 +235,15 @@ def _processes(
 
 
 def _judge_here(
-    sweep_dir: Path,
-    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
-    flags: Mapping[str, str | None],
-    bf16_judged: bool,
+    context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], given: Mapping[str, Any]
 ) -> None:
     """What runs started on this machine need of it: their dataset folders, and a GPU for bf16 where
-    ``bf16_judged`` (no GPU given: --gpus says there are; the run's transformers installed here:
-    another environment's is not known to raise) and the machine has none."""
+    no GPU is given (--gpus says there are), the run's transformers is the one installed here
+    (another environment's is not known to raise) and the machine has none."""
+    bf16_judged = context.gpus_each is None and installed_source.same_environment(context.command)
     cpu_only = bf16_judged and trl_precision.no_accelerator()
     for task, config in configs:
-        if "dataset_name" not in flags:
-            trl_dataset.judge(sweep_dir, task, config)  # its refusal says what it read
+        trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given)
         if cpu_only:
             with _reading("bf16", "fp16", "use_cpu"):
-                trl_precision.judge(sweep_dir, task, config, flags)
+                trl_precision.judge(context.sweep_dir, task, config, context.flags)
