@@ -85,12 +85,55 @@ def _own(command: str) -> frozenset[str]:
 
 def _fields(module: str, cls: str) -> frozenset[str]:
     """The annotated fields ``cls`` declares in the installed ``module``'s source."""
+    return frozenset(_declared(module, cls))
+
+
+def _declared(module: str, cls: str) -> dict[str, bool]:
+    """Field -> whether its default is ``True``, of each field ``cls`` declares in ``module``'s source."""
+    return {name: _true(value) for name, value in _annotated(_body(module, cls))}
+
+
+def _body(module: str, cls: str) -> list[ast.stmt]:
+    """The statements of class ``cls`` in the installed ``module``'s source; none where it is not."""
     tree = pysource.parsed(module)
-    body = (
-        next((n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls), []) if tree else []
-    )
-    return frozenset(_names(body))
+    found = (n for n in getattr(tree, "body", []) if getattr(n, "name", None) == cls)
+    return next((n.body for n in found if isinstance(n, ast.ClassDef)), [])
 
 
-def _names(body: Iterable[ast.stmt]) -> Iterable[str]:
-    return (n.target.id for n in body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
+def _annotated(body: Iterable[ast.stmt]) -> Iterable[tuple[str, ast.expr | None]]:
+    """(name, default) of each field a class body declares."""
+    fields = (n for n in body if isinstance(n, ast.AnnAssign))
+    return ((n.target.id, n.value) for n in fields if isinstance(n.target, ast.Name))
+
+
+def _true(value: ast.expr | None) -> bool:
+    """Whether a field's default (``= True``, ``field(default=True)``) is ``True``."""
+    if isinstance(value, ast.Call):
+        value = next((k.value for k in value.keywords if k.arg == "default"), None)
+    return isinstance(value, ast.Constant) and value.value is True
+
+
+def script_options(command: str) -> frozenset[str]:
+    """The option strings the parser of ``trl/scripts/<command>.py`` takes (HfArgumentParser: each
+    field's ``--name`` and ``--name-with-dashes``, ``--no_name`` and ``--no-name`` for a field whose
+    default is true, ``-h``/``--help``), read from the installed source; empty where it cannot be
+    read (TRL not installed here, or a command of no known class)."""
+    if command not in _CLASS or not _shared():
+        return frozenset()
+    fields: dict[str, bool] = {}
+    for module, cls in _parsed_by(command):  # base before derived: a redeclared field's own default
+        fields.update(_declared(module, cls))
+    return frozenset({"-h", "--help"}).union(*(_spellings(name, true) for name, true in fields.items()))
+
+
+def _parsed_by(command: str) -> list[tuple[str, str]]:
+    """(module, class) of each dataclass the command's script parses, each base before its subclass."""
+    script = pysource.parsed(f"trl.scripts.{command}")
+    own = [n.name for n in script.body if isinstance(n, ast.ClassDef)] if script else []
+    chain = [*_SHARED, (f"trl.trainer.{command}_config", _CLASS[command])]
+    return chain + [(f"trl.scripts.{command}", name) for name in own]
+
+
+def _spellings(name: str, true: bool) -> set[str]:
+    names = {name, *([f"no_{name}"] if true else [])}
+    return {f"--{n}" for n in names} | {f"--{n.replace('_', '-')}" for n in names if "_" in n}

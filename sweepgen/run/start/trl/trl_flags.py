@@ -36,6 +36,11 @@ def script_words(command: Sequence[str], script: str) -> list[str]:
     words = list(command)
     if len(words) >= 2 and os.path.basename(words[0]) == "trl":
         return words[2:] if words[1] == script else []
+    return _after_script(words, script)
+
+
+def _after_script(words: list[str], script: str) -> list[str]:
+    """The words after the one that names TRL's script (none where no word does)."""
     at = next((i for i in range(len(words)) if _runs_script(words, i, script)), None)
     return words[at + 1 :] if at is not None else []
 

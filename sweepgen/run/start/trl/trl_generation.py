@@ -70,8 +70,8 @@ def judge(
 
 def _named_key(config: Mapping[str, Any], given: Collection[str]) -> str:
     """The key a refusal names: a size the command line gives, else the config's num_generations."""
-    named = [k for k in _NAMED if k in given] or [k for k in ("num_generations",) if k in config]
-    return (named or [_FIELDS[0]])[0]
+    on_line = [k for k in _NAMED if k in given]
+    return on_line[0] if on_line else "num_generations" if "num_generations" in config else _FIELDS[0]
 
 
 def _on_command_line(given: Collection[str]) -> str:

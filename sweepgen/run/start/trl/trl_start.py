@@ -37,6 +37,7 @@ from sweepgen.run.start.trl import (
     trl_flags,
     trl_generation,
     trl_ignored,
+    trl_options,
     trl_precision,
     trl_processes,
     trl_rewards,
@@ -195,6 +196,7 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
     (trl_flags)."""
     sweep_dir, script, command = context.sweep_dir, context.script, context.command
     gpus_each = context.gpus_each
+    trl_options.check(command, script)  # an option the script's parser refuses
     given = trl_flags.given(command, script)  # the command line's values, typed as TRL's parser types them
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
