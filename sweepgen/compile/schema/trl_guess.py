@@ -42,16 +42,19 @@ _CLI_KEYS = frozenset({"env", "num_processes", "accelerate_config"})
 _PREFERRED = ("grpo", "sft", "dpo", "rloo", "kto", "reward", "distillation")  # the first named of a tie
 
 
-def commands_for(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(the ``trl`` commands the config's top-level keys fit best, best first; the keys only those
-    commands have); two empty lists when it reads as no TRL command's (or TRL is not installed)."""
+def commands_for(config: Mapping[str, Any], named: str = "") -> tuple[list[str], list[str]]:
+    """(the ``trl`` commands the config's top-level keys fit best, best first: of those that fit as
+    well, one the config's file ``named`` names, ``rloo.yaml``; the keys only the first has); two
+    empty lists when it reads as no TRL command's (or TRL is not installed)."""
     keys = {key for key in config if isinstance(key, str)}
     shared = _shared()
     fitting = _fitting(keys, shared) if shared else {}
     if not fitting:
         return [], []
     best = max(fitting.values())
-    chosen = sorted((c for c, s in fitting.items() if s == best), key=_PREFERRED.index)
+    chosen = sorted(
+        (c for c, s in fitting.items() if s == best), key=lambda c: (c not in named, _PREFERRED.index(c))
+    )
     return chosen, sorted(keys & _own(chosen[0]) - shared)
 
 
