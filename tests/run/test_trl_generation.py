@@ -143,6 +143,25 @@ def test_a_size_the_command_line_sets_is_judged_over_the_config(tmp_path, monkey
     assert "--command:" in said and "over the config's" in said and "Traceback" not in said
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [
+        "--num_generations {name}",
+        "--steps_per_generation {variant}",
+        "--reward_funcs rewards.{name}",
+        "--dataset_name ./data/{name}",
+    ],
+)
+def test_a_value_filled_per_run_on_the_command_line_is_not_judged(tmp_path, monkeypatch, flags):
+    """`--dataset_name ./data/{name}`: `run` fills the placeholder with each run's own value, so the
+    command's words as written are no run's value (no folder `./data/{name}`, no size)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _sweep(tmp_path, _WHOLE)
+    code, said = _run(f"accelerate launch --num_processes 1 -m trl.scripts.grpo --config {{config}} {flags}")
+    assert code == 0, said
+
+
 def test_a_size_the_parser_refuses_on_the_command_line_is_refused(tmp_path, monkeypatch):
     """argparse refuses `--num_generations four` ("invalid int value") at each run's start."""
     monkeypatch.chdir(tmp_path)

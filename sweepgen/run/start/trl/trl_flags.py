@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.run.start.command_overrides import filled_per_run
 
 # the fields the start checks read, as TRL's dataclasses type them (GRPOConfig, RLOOConfig,
 # TrainingArguments, the scripts' arguments)
@@ -53,9 +54,22 @@ def _runs_script(words: Sequence[str], at: int, script: str) -> bool:
     return path.suffix == ".py" and path.stem == script and path.parent.parts[-2:] == ("trl", "scripts")
 
 
+class _PerRun:
+    """A value holding a placeholder `run` fills with each run's own (``--dataset_name data/{name}``):
+    not known here, and of no type a judgment reads (not a str, a list or an int), so none judges it."""
+
+    def __repr__(self) -> str:
+        return "<filled per run>"
+
+
+PER_RUN = _PerRun()
+
+
 def given(command: Sequence[str], script: str) -> dict[str, Any]:
     """Key -> the value the script's command line gives it (of the keys in ``READ``), typed as
-    TRL's parser types it; exit 2 for a value the parser refuses."""
+    TRL's parser types it, or ``PER_RUN`` for one holding a placeholder `run` fills with each run's
+    own value (``--dataset_name data/{name}``: not known here); exit 2 for a value the parser
+    refuses."""
     words = script_words(command, script)
     found: dict[str, Any] = {}
     for i, word in enumerate(words):
@@ -64,7 +78,8 @@ def given(command: Sequence[str], script: str) -> dict[str, Any]:
         name, eq, value = word[2:].partition("=")
         key = name.replace("-", "_")
         if key in READ:
-            found[key] = _typed(key, word, [value] if eq else _following(words[i + 1 :]))
+            values = [value] if eq else _following(words[i + 1 :])
+            found[key] = PER_RUN if any(map(filled_per_run, values)) else _typed(key, word, values)
     return found
 
 

@@ -25,6 +25,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.formats import pysource
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start.config_where import key_location
+from sweepgen.run.start.trl.trl_flags import PER_RUN
 
 # the config class of each script, and where it and transformers' TrainingArguments are written
 _CLASSES = {
@@ -113,6 +114,8 @@ def _groups(size: int, groups: int, said: str) -> tuple[str, str] | None:
 def _values(config: Mapping[str, Any], script: str, defaults: bool) -> tuple[int, int, int] | None:
     """(per_device_train_batch_size, gradient_accumulation_steps, num_generations) of the run:
     its config's, else the installed classes' defaults; None where one is not a count."""
+    if any(config.get(name) is PER_RUN for name in READS):
+        return None  # filled per run on the command line: not known here
     found = [config.get(name, _default(script, name) if defaults else None) for name in _FIELDS]
     return (found[0], found[1], found[2]) if all(_count(v) for v in found) else None
 
