@@ -264,18 +264,53 @@ def _grpo_sweep(root: Path, extra: dict[str, Any]) -> None:
     make_config_sweep(root, configs, sweep="t", values=values)
 
 
+@pytest.mark.parametrize(
+    "command", [GRPO, f"accelerate launch {GRPO.split(' ', 1)[1]}"], ids=["python", "accelerate launch"]
+)
 def test_a_generation_batch_of_no_whole_groups_on_one_cpu_process_is_refused_before_any_run(
-    tmp_path, monkeypatch, cpu_only
+    tmp_path, monkeypatch, cpu_only, command
 ):
     """batch 2 x 1 process x 1 step holds no whole group of 3: GRPOConfig's __post_init__ raises at
     each run's start. On a machine with no GPU, run here with nothing asking accelerate for more
     processes, a run starts one process (the count was "not known", so nothing was judged)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no accelerate default config of the person's
     _grpo_sweep(tmp_path, {})
-    code, output = _run(command=GRPO)
+    code, output = _run(command=command)  # `accelerate launch`: read from the command's tuple of words
     assert code == 2, output
     assert "holds no whole groups of num_generations 3" in output and "x 1 process(es)" in output
     assert "generated/t/lr0.yaml:" in output and "Traceback" not in output
+
+
+_OWN = """from trl import GRPOConfig, ModelConfig, ScriptArguments, TrlParser
+
+parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "flags", "refused"),
+    [
+        (_OWN, "", True),
+        (_OWN, "--num_generations 2", False),  # TrlParser: the command line's 2 over the config's 3
+        (_OWN.replace("TrlParser", "HfArgumentParser"), "", True),
+        (_OWN.replace("GRPOConfig", "SFTConfig"), "", False),  # SFT has no generation batch
+        (_OWN.replace("TrlParser", "ArgumentParser"), "", False),  # not TRL's classes, parsed
+    ],
+)
+def test_a_script_of_one_s_own_parsing_grpo_config_is_judged_as_trl_s(
+    tmp_path, monkeypatch, cpu_only, source, flags, refused
+):
+    """`python train.py --config {config}`, a script parsing GRPOConfig (TRL's docs' pattern): its
+    __post_init__ refuses the batch of no whole groups at each run's start. The script is read, never
+    run (it would exit 9)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    Path("train.py").write_text(source + "raise SystemExit(9)\n")
+    _grpo_sweep(tmp_path, {})
+    code, output = _run(command=f"{shlex.quote(sys.executable)} train.py --config {{config}} {flags}")
+    assert (code == 2) is refused, output
+    assert not refused or ("holds no whole groups of num_generations 3" in output and "lr0.yaml:" in output)
 
 
 @pytest.mark.parametrize(

@@ -65,12 +65,12 @@ class _PerRun:
 PER_RUN = _PerRun()
 
 
-def given(command: Sequence[str], script: str) -> dict[str, Any]:
+def given(command: Sequence[str], script: str, *, after: str | None = None) -> dict[str, Any]:
     """Key -> the value the script's command line gives it (of the keys in ``READ``), typed as
     TRL's parser types it, or ``PER_RUN`` for one holding a placeholder `run` fills with each run's
     own value (``--dataset_name data/{name}``: not known here); exit 2 for a value the parser
-    refuses."""
-    words = script_words(command, script)
+    refuses. ``after``: the word of a person's own script, whose words follow it."""
+    words = list(command[command.index(after) + 1 :]) if after in command else script_words(command, script)
     found: dict[str, Any] = {}
     for i, word in enumerate(words):
         if not word.startswith("--") or len(word) == 2:

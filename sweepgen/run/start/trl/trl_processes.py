@@ -128,7 +128,7 @@ def _plain_launcher(command: Sequence[str]) -> bool:
     if program == "trl":
         return True
     if program == "accelerate":
-        return command[1:2] == ["launch"]
+        return list(command[1:2]) == ["launch"]  # a tuple or a list
     second = command[1] if len(command) > 1 else ""
     third = command[2] if len(command) > 2 else ""
     return bool(_PYTHON.fullmatch(program)) and (

@@ -38,6 +38,7 @@ from sweepgen.run.start.trl import (
     trl_generation,
     trl_ignored,
     trl_options,
+    trl_own_script,
     trl_precision,
     trl_processes,
     trl_rewards,
@@ -56,16 +57,16 @@ def check(
     given ``gpus_each`` GPUs, None: not limited) would share a vLLM server or, run by ``command``
     as TRL's training script, fail or train alike as the module's docstring lists."""
     trl_command.check(command or ())  # `trl online_dpo`: no such command
-    script = trl_script(command or ())
-    if at_once < 2 and script is None:
+    flags = command_overrides.flag_values(command or ())
+    context = _context(sweep_dir, command or (), gpus_each, flags, executor == "local")
+    if at_once < 2 and context is None:
         return  # nothing to judge: no config is read
     configs = [(task, rendered(sweep_dir, task)) for task in tasks]
-    flags = command_overrides.flag_values(command or ())
     _refuse(
         vllm_server.shared_among(sweep_dir, configs, at_once, executor, vllm_server.on_command_line(flags))
     )
-    if script is not None:
-        _judge_trl(_Context(sweep_dir, script, command or (), gpus_each, flags, executor == "local"), configs)
+    if context is not None:
+        _judge_trl(context, configs)
 
 
 # the keys the per-run judgments read from a run's config (env: its block, at the top)
@@ -96,7 +97,8 @@ def trial_refusal(
     if shared is not None:
         return shared, False  # a server depends on the trials running
     try:
-        configs = [(task, rendered(sweep_dir, task)) for task in new] if trl_script(argv) else []
+        reads = trl_script(argv) or trl_own_script.parsed_class(argv)
+        configs = [(task, rendered(sweep_dir, task)) for task in new] if reads else []
         _judge_trial(sweep_dir, configs, argv, gpus_each, flags, executor == "local")
     except UserError as err:
         return err, _every_trial(err, sampled)
@@ -135,9 +137,9 @@ def _judge_trial(
     local: bool,
 ) -> None:
     trl_command.check(command)
-    script = trl_script(command)
-    if script is not None:
-        _judge_runs(_Context(sweep_dir, script, command, gpus_each, flags, local), configs)
+    context = _context(sweep_dir, command, gpus_each, flags, local)
+    if context is not None:
+        _judge_each(context, configs)
 
 
 def _every_trial(refusal: UserError, sampled: Collection[str]) -> bool:
@@ -178,6 +180,23 @@ class _Context:
     gpus_each: int | None
     flags: Mapping[str, str | None]
     local: bool
+    own: tuple[str, bool] | None = None  # a script of the person's own: its word, whether TrlParser's
+
+
+def _context(
+    sweep_dir: Path,
+    command: Sequence[str],
+    gpus_each: int | None,
+    flags: Mapping[str, str | None],
+    local: bool,
+) -> _Context | None:
+    """The TRL context of runs of ``command``: TRL's script, or a script of the person's own parsing
+    TRL's GRPO or RLOO config (trl_own_script); None when the command runs neither."""
+    script = trl_script(command)
+    if script is not None:
+        return _Context(sweep_dir, script, command, gpus_each, flags, local)
+    own = trl_own_script.parsed_class(command)
+    return _Context(sweep_dir, own[0], command, gpus_each, flags, local, own[1:]) if own else None
 
 
 def _judge_trl(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
@@ -186,8 +205,17 @@ def _judge_trl(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, 
     processes or other GPUs, sizing a generation batch TRL refuses or, run here (``local``), naming
     a local dataset folder that is not there or training in bf16 on a machine without a GPU."""
     # the command's flags: TRL's over the config
-    trl_ignored.check(context.sweep_dir, configs, frozenset(context.flags))
-    _judge_runs(context, configs)
+    if context.own is None:  # what TRL's own scripts read: a person's may read it otherwise
+        trl_ignored.check(context.sweep_dir, configs, frozenset(context.flags))
+    _judge_each(context, configs)
+
+
+def _judge_each(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
+    """Exit 2 at the first run a judgment refuses: TRL's script's, or a person's own (_judge_own)."""
+    if context.own is not None:
+        _judge_own(context, configs, *context.own)
+    else:
+        _judge_runs(context, configs)
 
 
 def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
@@ -216,6 +244,35 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
     if context.local:  # after what the configs say of TRL: then what they need of this machine
         _judge_here(context, read, given)
+
+
+def _judge_own(
+    context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], word: str, trl_parser: bool
+) -> None:
+    """The runs of a person's own script parsing TRL's config class: what that class (its generation
+    batch) and transformers (bf16 without a GPU) refuse, the config as its parser reads it
+    (``TrlParser``: the command line's values over the config's)."""
+    command, script = context.command, context.script
+    given = trl_flags.given(command, script, after=word) if trl_parser else {}
+    counts = trl_processes.launch_counts(command)
+    cpu_here = context.local and context.gpus_each is None and trl_precision.no_accelerator()
+    here = installed_source.same_environment(command)  # the classes installed here are the run's
+    read = [(task, trl_flags.merged(config, given)) for task, config in configs]
+    for task, config in read:
+        processes = _processes(config, counts, command, context.gpus_each, cpu_here)
+        with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
+            trl_generation.judge(
+                context.sweep_dir, task, config, script, processes, defaults=here, given=given
+            )
+    if cpu_here and here:
+        _judge_precision(context, read)
+
+
+def _judge_precision(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
+    """bf16 on this machine, which has no GPU (trl_precision)."""
+    for task, config in configs:
+        with _reading("bf16", "fp16", "use_cpu"):
+            trl_precision.judge(context.sweep_dir, task, config, context.flags)
 
 
 def _processes(
