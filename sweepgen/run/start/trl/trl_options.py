@@ -53,7 +53,8 @@ def _flags(words: Sequence[str], cli: bool) -> list[tuple[str, str]]:
     (``cli``) the word ``--accelerate_config`` (that spelling alone) before accelerate sees it."""
     own = {"--config", *(("--accelerate_config",) if cli else ())}
     found = [(word, word.partition("=")[0]) for word in words if word not in own]
-    return [(word, flag) for word, flag in found if flag.startswith("--") and flag != "--config"]
+    # `--` alone ends the options: no option of its own
+    return [(word, flag) for word, flag in found if flag.startswith("--") and len(flag) > 2]
 
 
 def _accelerate_s(flag: str, problem: str, launch: frozenset[str]) -> bool:
