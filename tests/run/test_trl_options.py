@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -28,13 +29,20 @@ def _run(command: str) -> tuple[int, str]:
     return result.exit_code, " ".join(result.output.split())
 
 
+def _sweep(root, extra=None):
+    configs = {
+        f"beta{b}": {"beta": b, "output_dir": f"runs/t/beta{b}", "bf16": False, **(extra or {})}
+        for b in (1, 2)
+    }
+    values = {n: {"beta": c["beta"]} for n, c in configs.items()}
+    make_config_sweep(root, configs, sweep="t", values=values)
+
+
 @pytest.fixture
 def sweep(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    configs = {f"beta{b}": {"beta": b, "output_dir": f"runs/t/beta{b}", "bf16": False} for b in (1, 2)}
-    values = {n: {"beta": c["beta"]} for n, c in configs.items()}
-    make_config_sweep(tmp_path, configs, sweep="t", values=values)
+    _sweep(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -66,6 +74,30 @@ def test_options_trl_takes_are_left_alone(sweep, options):
     assert code == 0, said
 
 
+@pytest.mark.parametrize(
+    ("extra", "command", "refused"),
+    [
+        ({"learning_rat": 1e-5}, TRL, True),  # accelerate takes no abbreviation, nor this
+        ({"learning_rat": 1e-5}, PYTHON, False),  # the script leaves a key no dataclass has aside
+        ({"num_processes": 1, "mixed_precision": "no", "accelerate_config": "multi_gpu"}, TRL, False),
+    ],
+)
+def test_a_config_key_trl_hands_to_accelerate_which_refuses_it_is_refused(
+    tmp_path, monkeypatch, extra, command, refused
+):
+    """`trl grpo` hands a config key no dataclass has to `accelerate launch` as `--key value`: one
+    accelerate does not take fails every run at its start ("unrecognized arguments")."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _sweep(tmp_path, extra)
+    code, said = _run(command)
+    assert (code == 2) is refused, said
+    if refused:
+        line = Path("generated/t/beta1.yaml").read_text().splitlines().index("learning_rat: 1.0e-05") + 1
+        assert f"generated/t/beta1.yaml:{line}:1:" in said and "which `trl grpo` does not take" in said
+        assert "did you mean `--learning_rate`?" in said
+
+
 def test_the_options_read_from_source_are_the_parsers_own():
     """Every training command's script parser (HfArgumentParser over its dataclasses) and
     accelerate's launch parser: the option strings read from source are exactly theirs."""
@@ -74,3 +106,4 @@ def test_the_options_read_from_source_are_the_parsers_own():
         assert trl_guess.script_options(command) == set(parser._option_string_actions), command
     launch = importlib.import_module("accelerate.commands.launch").launch_command_parser()
     assert trl_options._launch_options() == set(launch._option_string_actions)
+    assert launch.allow_abbrev is False  # accelerate takes its options by their whole names alone

@@ -7,9 +7,10 @@ defaults to None) raises "Some specified arguments are not used", and a prefix o
 (``--num_generation``: ``--num_generations`` and ``--num_generations_eval``; ``--lr``) "ambiguous
 option", at each run's start, after trl's import. argparse takes a prefix of exactly one option as
 that option. ``trl NAME`` hands the options its script does not take to ``accelerate launch``, whose
-parser takes its own the same way. The options are read from the installed sources, never imported:
-the script's dataclasses (sweepgen.compile.schema.trl_guess) and accelerate's launch parser; judged
-only where the command's program is installed beside sweepgen (installed_source.same_environment).
+parser takes its own by their whole names alone (``allow_abbrev=False``). The options are read
+from the installed sources, never imported: the script's dataclasses (sweepgen.compile.schema.
+trl_guess) and accelerate's launch parser; judged only where the command's program is installed
+beside sweepgen (installed_source.same_environment).
 """
 
 from __future__ import annotations
@@ -30,43 +31,48 @@ from sweepgen.run.start.trl.trl_flags import script_words
 def check(command: Sequence[str], script: str) -> None:
     """Exit 2 when ``command`` gives TRL's ``script`` an option its parser (or, for ``trl NAME``,
     accelerate's) refuses."""
-    options = _script_options(command, script)
+    options, launch = known(command, script)
     if not options:
         return
     cli = os.path.basename(command[0]) == "trl"
-    launch = _launch_options() if cli else frozenset()
     for word, flag in _flags(script_words(command, script), cli):
-        problem = _refused(flag, options)
+        problem = refused(flag, options)
         if problem is not None and not (cli and _accelerate_s(flag, problem, launch)):
             raise _refusal(word, flag, script, problem, options | launch)
 
 
-def _script_options(command: Sequence[str], script: str) -> frozenset[str]:
-    """The script's options, where its environment is sweepgen's own (another's may be another
-    release); empty otherwise."""
-    same = installed_source.same_environment(command)
-    return run_api.trl_guess.script_options(script) if same else frozenset()
+def known(command: Sequence[str], script: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the options TRL's ``script`` takes, those ``accelerate launch`` takes: for ``trl NAME``
+    alone), where the command's environment is sweepgen's own (another's may be another release);
+    empty otherwise."""
+    if not installed_source.same_environment(command):
+        return frozenset(), frozenset()
+    cli = os.path.basename(command[0]) == "trl"
+    return run_api.trl_guess.script_options(script), _launch_options() if cli else frozenset()
 
 
 def _flags(words: Sequence[str], cli: bool) -> list[tuple[str, str]]:
     """(word, its option) of each option word; TrlParser takes ``--config`` itself, and TRL's CLI
     (``cli``) the word ``--accelerate_config`` (that spelling alone) before accelerate sees it."""
-    own = {"--config", *(("--accelerate_config",) if cli else ())}
+    own = _CLI_OWN if cli else _OWN
     found = [(word, word.partition("=")[0]) for word in words if word not in own]
-    # `--` alone ends the options: no option of its own
-    return [(word, flag) for word, flag in found if flag.startswith("--") and len(flag) > 2]
+    return [(word, flag) for word, flag in found if flag.startswith("--") and flag != "--"]  # `--`: the end
+
+
+_OWN = frozenset({"--config"})
+_CLI_OWN = _OWN | {"--accelerate_config"}
 
 
 def _accelerate_s(flag: str, problem: str, launch: frozenset[str]) -> bool:
     """Whether ``trl NAME`` hands ``flag``, none of its script's, to accelerate, which takes it (or
     whose options are not known here); an ambiguous one its script's parser refuses itself."""
-    return problem == _NONE and (not launch or _refused(flag, launch) is None)
+    return problem == _NONE and (not launch or flag in launch)  # accelerate's parser: no abbreviations
 
 
 _NONE = "no such option"
 
 
-def _refused(flag: str, options: frozenset[str]) -> str | None:
+def refused(flag: str, options: frozenset[str]) -> str | None:
     """Why argparse refuses ``flag`` among ``options`` (None: it takes it)."""
     matches = [flag] if flag in options else _prefix_of(flag, options)
     if len(matches) == 1:
@@ -84,12 +90,12 @@ def _refusal(word: str, flag: str, script: str, problem: str, known: frozenset[s
         f"--command gives `{word}` to TRL's {script} script, whose parser refuses it ({problem}): every "
         "run would fail at its start",
         location=Location("--command"),
-        hint=_did_you_mean(flag, known)
+        hint=did_you_mean(flag, known)
         + f"write the option's whole name (`trl {script} --help` lists them), or remove it from --command",
     )
 
 
-def _did_you_mean(flag: str, known: frozenset[str]) -> str:
+def did_you_mean(flag: str, known: frozenset[str]) -> str:
     """``--no_bf16`` of a field with no ``--no_`` switch: ``--bf16 false``; else the closest option."""
     negated = "--" + flag[5:] if flag.startswith(("--no_", "--no-")) else None
     if negated in known:

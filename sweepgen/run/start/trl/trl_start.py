@@ -32,6 +32,7 @@ from sweepgen.run.start import command_overrides, installed_source, vllm_server
 from sweepgen.run.start.config_where import rendered
 from sweepgen.run.start.trl import (
     trl_command,
+    trl_config_keys,
     trl_dataset,
     trl_env,
     trl_flags,
@@ -231,6 +232,7 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
     cpu_here = context.local and gpus_each is None and trl_precision.no_accelerator()
     read = [(task, trl_flags.merged(config, given)) for task, config in configs]
     for task, config in read:
+        trl_config_keys.judge(sweep_dir, task, config, script, command)  # its refusal says what it read
         with _reading("reward_funcs"):
             trl_rewards.judge(sweep_dir, task, config, script, command, from_command="reward_funcs" in given)
         launched = trl_processes.as_launched(config, command)  # the keys only TRL's CLI hands on
