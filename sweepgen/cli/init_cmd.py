@@ -88,10 +88,30 @@ def init(
     tasks = _rendered_tasks(folder)
     _notes(tasks, grid, seeds)
     if command is None and not _bundled_trainer_configs(tasks):
-        command = "YOUR-TRAINER {config}"  # a plain `run` starts the bundled trainer, which refuses it
-        info("this config is not the bundled trainer's: say how your trainer runs a config with --command")
+        command = _trl_command(tasks, specs_dir, sweep, os.path.basename(config)) or "YOUR-TRAINER {config}"
     info(f"next: sweepgen run {folder}" + (f" --command {shlex.quote(command)}" if command else ""))
     return EXIT_OK
+
+
+def _trl_command(tasks: list[RunTask] | None, specs_dir: str, sweep: str, named: str) -> str | None:
+    """The ``trl`` command a config given without ``--schema`` is written for, said with the schema
+    that checks it as TRL parses it; None (said: give --command) when it reads as no TRL command's."""
+    from sweepgen.compile import api
+
+    commands, keys = api.trl_commands_for(tasks[0].config, named.lower()) if tasks else ([], [])
+    if not commands:
+        # a plain `run` starts the bundled trainer, which refuses it
+        info("this config is not the bundled trainer's: say how your trainer runs a config with --command")
+        return None
+    others = "`, `trl ".join(commands[1:])
+    also = f" (or `trl {others}`, whose keys it fits as well;" if others else " ("
+    spec = os.path.join(specs_dir, f"{sweep}.yaml")
+    info(
+        f"note: this reads as a `trl {commands[0]}` config{also} its own keys: {', '.join(keys)}). "
+        f"Add `schema: trl:{commands[0]}` to {spec} (or run init with --schema trl:{commands[0]}) so that "
+        f"`check` and `render` refuse what `trl {commands[0]} --config` would"
+    )
+    return f"trl {commands[0]} --config {{config}}"
 
 
 def _notes(tasks: list[RunTask] | None, grid: tuple[str, ...], seeds: int | None) -> None:

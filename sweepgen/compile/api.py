@@ -259,6 +259,14 @@ def run_command_hint(schema_ref: str | None) -> str | None:
     return f"trl {command} --config {{config}}" if command is not None else None
 
 
+def trl_commands_for(config: Any, named: str = "") -> tuple[list[str], list[str]]:
+    """The ``trl`` commands a config given to `init` without ``--schema`` is written for, best first,
+    and the keys only those have (schema.trl_guess); empty lists for none."""
+    from sweepgen.compile.schema import trl_guess  # noqa: PLC0415 - for `init` alone
+
+    return trl_guess.commands_for(config, named) if isinstance(config, dict) else ([], [])
+
+
 def init_project(
     config: str,
     *,

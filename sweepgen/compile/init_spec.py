@@ -270,10 +270,23 @@ def _seed_axis(
             f"--seeds: {config} sets no seed",
             location=Location(config),
             hint="add `seed: 1` to the config (where its trainer reads it), or leave --seeds out"
-            + ("" if schema_keys else "; with --schema, a schema's `seed` default is used"),
+            + ("" if schema_keys else _schema_seed(data, config)),
         )
     first = schema_keys["seed"] if seed_path == "+seed" else paths.get(data, seed_path)
     return (seed_path, list(range(first, first + seeds)))
+
+
+def _schema_seed(data: dict[str, Any], config: str) -> str:
+    """How a schema gives the seed a config without one starts from: TRL's, for a TRL config."""
+    from sweepgen.compile.schema import trl_guess  # noqa: PLC0415 - TRL's source, read for a TRL config alone
+
+    commands, _ = trl_guess.commands_for(data, os.path.basename(config).lower())
+    if commands:
+        return (
+            f"; this reads as a `trl {commands[0]}` config: with --schema trl:{commands[0]}, TRL's `seed` "
+            "default is used (and the spec checked as TRL parses it)"
+        )
+    return "; with --schema, a schema's `seed` default is used"
 
 
 def _rel_to(folder: str) -> Callable[[str], str]:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # what the names loaded on use below are, for type checkers
     from sweepgen.compile.output.lockfile.inputs import spec_digest
     from sweepgen.compile.output.pipeline import compile_expansion, lock_entries
     from sweepgen.compile.output.render import RenderedFile
+    from sweepgen.compile.schema import trl_guess
     from sweepgen.compile.schema.trl_cli import COMMANDS as TRL_COMMANDS
     from sweepgen.compile.schema.validate import load_validator
     from sweepgen.compile.spec.model import Spec, load_spec
@@ -65,6 +66,7 @@ __all__ = [
     "sweep_view",
     "trial_name",
     "trials",
+    "trl_guess",
 ]
 
 
@@ -86,6 +88,10 @@ def __getattr__(name: str) -> Any:
         from sweepgen.compile.schema import trl_cli  # noqa: PLC0415 - loaded on use (pydantic)
 
         return trl_cli.COMMANDS
+    if name == "trl_guess":
+        from sweepgen.compile.schema import trl_guess  # noqa: PLC0415 - loaded on use: TRL's source, for `trl` runs
+
+        return trl_guess
     if name == "api":
         from sweepgen.compile import api  # noqa: PLC0415 - loaded on use: the whole pipeline, for `list`
 

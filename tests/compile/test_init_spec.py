@@ -315,3 +315,43 @@ def test_a_hub_repository_pushed_to_is_each_run_s_own(here):
     (here / "configs/local.yaml").write_text(config.replace("push_to_hub: true", "push_to_hub: false"))
     assert cli("init", "--from", "configs/local.yaml", "--name", "local").exit_code == 0
     assert "hub_model_id" not in (here / "specs/local.yaml").read_text()  # nothing pushed: left as is
+
+
+TRL_GRPO = """model_name_or_path: Qwen/Qwen2-0.5B-Instruct
+dataset_name: trl-lib/DeepMath-103K
+reward_funcs: [accuracy_reward]
+num_generations: 8
+beta: 0.0
+output_dir: out
+"""
+TRL_SFT = (
+    "model_name_or_path: Qwen/Qwen2-0.5B\ndataset_name: trl-lib/Capybara\npacking: true\noutput_dir: out\n"
+)
+
+
+@pytest.mark.train  # the installed TRL's source is read (never imported)
+@pytest.mark.parametrize(("config", "command"), [(TRL_GRPO, "grpo"), (TRL_SFT, "sft")], ids=["grpo", "sft"])
+def test_a_trl_config_given_without_schema_is_told_its_command_and_schema(here, config, command):
+    """A TRL user's `init --from grpo.yaml` named no schema: init said "YOUR-TRAINER", and `check`
+    validated nothing TRL would refuse. The config's keys (reward_funcs, num_generations are GRPO's
+    own) say which `trl` command reads it: init names it, and the schema that checks it."""
+    (here / "configs/t.yaml").write_text(config)
+    result = cli("init", "--from", "configs/t.yaml", "--grid", "model_name_or_path=a,b")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert f"this reads as a `trl {command}` config" in said and "its own keys: " in said, said
+    assert f"Add `schema: trl:{command}` to specs/t.yaml (or run init with --schema trl:{command})" in said
+    assert f"next: sweepgen run generated/t --command 'trl {command} --config {{config}}'" in said
+    seeds = cli("init", "--from", "configs/t.yaml", "--name", "t2", "--seeds", "2")
+    assert seeds.exit_code == 2, seeds.output
+    assert f"with --schema trl:{command}, TRL's `seed` default is used" in " ".join(seeds.output.split())
+
+
+@pytest.mark.train  # the installed TRL's source is read (never imported)
+def test_a_config_two_trl_commands_fit_alike_takes_the_one_its_file_names(here):
+    """GRPO's and RLOO's keys overlap: `rloo.yaml` of GRPO-and-RLOO keys is `trl rloo`'s."""
+    (here / "configs/rloo.yaml").write_text(TRL_GRPO)
+    result = cli("init", "--from", "configs/rloo.yaml", "--grid", "model_name_or_path=a,b")
+    said = " ".join(result.output.split())
+    assert "this reads as a `trl rloo` config (or `trl grpo`, whose keys it fits as well;" in said, said
+    assert "--command 'trl rloo --config {config}'" in said

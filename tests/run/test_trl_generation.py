@@ -29,13 +29,13 @@ def _run(command: str, *args: str) -> tuple[int, str]:
     return result.exit_code, " ".join(result.output.split())
 
 
-def _trl_takes(path: Path, command: str) -> bool:
-    """TRL's own parser, one process (this test's), as `trl <command> --config` parses."""
+def _trl_takes(path: Path, command: str, flags: tuple[str, ...] | list[str] = ()) -> bool:
+    """TRL's own parser, one process (this test's), as `trl <command> --config PATH FLAGS` parses."""
     import importlib
 
     parser = importlib.import_module(f"trl.scripts.{command}").make_parser()
     try:
-        parser.parse_args_and_config(["--config", str(path)], return_remaining_strings=True)
+        parser.parse_args_and_config(["--config", str(path), *flags], return_remaining_strings=True)
     except ValueError:
         return False
     return True
@@ -117,3 +117,74 @@ def test_a_size_the_command_line_sets_is_not_judged_from_the_config_alone(tmp_pa
     )
     code, said = _run(f"accelerate launch --num_processes 1 -m trl.scripts.grpo --config {{config}} {flag}")
     assert code == 0, said
+
+
+# a batch of whole groups in the config (2 x 1 process x 1 step, groups of 2), resized on the command line
+_WHOLE = {"per_device_train_batch_size": 2, "num_generations": 2, "gradient_accumulation_steps": 1}
+_RESIZED = [
+    ("--num_generations 4", "the generation batch 2 holds no whole groups of num_generations 4"),
+    ("--per_device_train_batch_size=3", "the generation batch 3 holds no whole groups of num_generations 2"),
+    ("--per-device-train-batch-size 3", "the generation batch 3 holds no whole groups of num_generations 2"),
+    ("--steps_per_generation 3 --num_generations 4", "the generation batch 6 holds no whole groups"),
+    ("--generation_batch_size 3", "the generation batch 3 is not a multiple of the global batch 2"),
+    ("--num_generations 3 --num_generations 4", "holds no whole groups of num_generations 4"),  # the last
+]
+
+
+@pytest.mark.parametrize(("flags", "refused"), _RESIZED, ids=[f for f, _ in _RESIZED])
+def test_a_size_the_command_line_sets_is_judged_over_the_config(tmp_path, monkeypatch, flags, refused):
+    """`... --config {config} --num_generations 4`: TRL's parser takes the flag over the config (the
+    last of a flag wins), so the merged sizes are the run's: judged, and named on the command line."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _sweep(tmp_path, _WHOLE)
+    code, said = _run(f"accelerate launch --num_processes 1 -m trl.scripts.grpo --config {{config}} {flags}")
+    assert code == 2 and refused in said, said
+    assert "--command:" in said and "over the config's" in said and "Traceback" not in said
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        "--num_generations {name}",
+        "--steps_per_generation {variant}",
+        "--reward_funcs rewards.{name}",
+        "--dataset_name ./data/{name}",
+    ],
+)
+def test_a_value_filled_per_run_on_the_command_line_is_not_judged(tmp_path, monkeypatch, flags):
+    """`--dataset_name ./data/{name}`: `run` fills the placeholder with each run's own value, so the
+    command's words as written are no run's value (no folder `./data/{name}`, no size)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _sweep(tmp_path, _WHOLE)
+    code, said = _run(f"accelerate launch --num_processes 1 -m trl.scripts.grpo --config {{config}} {flags}")
+    assert code == 0, said
+
+
+def test_a_size_the_parser_refuses_on_the_command_line_is_refused(tmp_path, monkeypatch):
+    """argparse refuses `--num_generations four` ("invalid int value") at each run's start."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, _WHOLE)
+    code, said = _run("trl grpo --config {config} --num_generations four")
+    assert code == 2 and "invalid int value: 'four'" in said and "--command:" in said, said
+    code, said = _run("trl grpo --config {config} --num_generations 2 --generation_batch_size none")
+    assert code == 0, said  # `int | None`: TRL's parser reads none as None
+
+
+_TRL_FLAGS = [
+    "--num_generations 4",
+    "--generation_batch_size 3",
+    "--num_generations 3 --steps_per_generation 3",
+]
+
+
+@pytest.mark.train  # TRL's parser is the oracle
+@pytest.mark.parametrize("flags", _TRL_FLAGS)
+def test_the_merged_sizes_are_refused_exactly_where_trl_raises(tmp_path, monkeypatch, flags):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _sweep(tmp_path, {"bf16": False, **_WHOLE})
+    script = f"{shlex.quote(sys.executable)} -m trl.scripts.grpo --config {{config}}"
+    code, said = _run(f"{script} {flags}", *ONE_GPU)
+    assert (code == 0) == _trl_takes(Path("generated/t/beta1.yaml"), "grpo", flags.split()), said

@@ -264,18 +264,53 @@ def _grpo_sweep(root: Path, extra: dict[str, Any]) -> None:
     make_config_sweep(root, configs, sweep="t", values=values)
 
 
+@pytest.mark.parametrize(
+    "command", [GRPO, f"accelerate launch {GRPO.split(' ', 1)[1]}"], ids=["python", "accelerate launch"]
+)
 def test_a_generation_batch_of_no_whole_groups_on_one_cpu_process_is_refused_before_any_run(
-    tmp_path, monkeypatch, cpu_only
+    tmp_path, monkeypatch, cpu_only, command
 ):
     """batch 2 x 1 process x 1 step holds no whole group of 3: GRPOConfig's __post_init__ raises at
     each run's start. On a machine with no GPU, run here with nothing asking accelerate for more
     processes, a run starts one process (the count was "not known", so nothing was judged)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no accelerate default config of the person's
     _grpo_sweep(tmp_path, {})
-    code, output = _run(command=GRPO)
+    code, output = _run(command=command)  # `accelerate launch`: read from the command's tuple of words
     assert code == 2, output
     assert "holds no whole groups of num_generations 3" in output and "x 1 process(es)" in output
     assert "generated/t/lr0.yaml:" in output and "Traceback" not in output
+
+
+_OWN = """from trl import GRPOConfig, ModelConfig, ScriptArguments, TrlParser
+
+parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "flags", "refused"),
+    [
+        (_OWN, "", True),
+        (_OWN, "--num_generations 2", False),  # TrlParser: the command line's 2 over the config's 3
+        (_OWN.replace("TrlParser", "HfArgumentParser"), "", True),
+        (_OWN.replace("GRPOConfig", "SFTConfig"), "", False),  # SFT has no generation batch
+        (_OWN.replace("TrlParser", "ArgumentParser"), "", False),  # not TRL's classes, parsed
+    ],
+)
+def test_a_script_of_one_s_own_parsing_grpo_config_is_judged_as_trl_s(
+    tmp_path, monkeypatch, cpu_only, source, flags, refused
+):
+    """`python train.py --config {config}`, a script parsing GRPOConfig (TRL's docs' pattern): its
+    __post_init__ refuses the batch of no whole groups at each run's start. The script is read, never
+    run (it would exit 9)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    Path("train.py").write_text(source + "raise SystemExit(9)\n")
+    _grpo_sweep(tmp_path, {})
+    code, output = _run(command=f"{shlex.quote(sys.executable)} train.py --config {{config}} {flags}")
+    assert (code == 2) is refused, output
+    assert not refused or ("holds no whole groups of num_generations 3" in output and "lr0.yaml:" in output)
 
 
 @pytest.mark.parametrize(
@@ -283,7 +318,7 @@ def test_a_generation_batch_of_no_whole_groups_on_one_cpu_process_is_refused_bef
     [
         ({}, GRPO.replace(" -m trl", " -m accelerate.commands.launch --multi_cpu -m trl"), "launcher"),
         ({}, f"accelerate launch --multi_cpu {GRPO.split(' ', 1)[1]}", "several processes asked for"),
-        ({"accelerate_config": "multi_gpu"}, GRPO, "a launch config decides"),
+        ({}, f"accelerate launch --config_file x.yaml {GRPO.split(' ', 1)[1]}", "a launch config decides"),
         ({"per_device_train_batch_size": 3}, GRPO, "whole groups at one process"),
     ],
 )
@@ -295,6 +330,33 @@ def test_a_cpu_run_whose_process_count_is_not_one_or_whose_batch_holds_groups_is
     code, output = _run(command=command)
     assert "num_generations" not in output, why
     assert code == 0, (why, output)
+
+
+@pytest.mark.parametrize("extra", [{"accelerate_config": "multi_gpu"}, {"num_processes": 2}])
+def test_the_cli_s_launch_keys_ask_nothing_of_a_script_run_by_python(tmp_path, monkeypatch, cpu_only, extra):
+    """`python -m trl.scripts.grpo` parses its config leaving the keys no dataclass has aside: only
+    TRL's CLI (`trl grpo`) hands `accelerate_config` and `num_processes` to accelerate. The run is
+    one process, whose batch of 2 holds no group of 3 (judged at 8 or 2 processes, or not at all)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _grpo_sweep(tmp_path, extra)
+    code, output = _run(command=GRPO)
+    assert code == 2, output
+    assert "holds no whole groups of num_generations 3" in output and "x 1 process(es)" in output
+
+
+def test_a_dataset_folder_the_command_line_names_is_judged(tmp_path, monkeypatch):
+    """`--dataset_name ./data/prefs` on the command line is TRL's over the config's: the folder it
+    names is the one each run loads."""
+    monkeypatch.chdir(tmp_path)
+    Path("data/prefers").mkdir(parents=True)
+    _sweep(tmp_path, {"dataset_name": "./data/prefers", "bf16": False})
+    code, output = _run(command=TRL + " --dataset_name ./data/prefs")
+    assert code == 2, output
+    assert "dataset_name './data/prefs' is no folder of" in output and "--command:" in output
+    assert "did you mean './data/prefers'?" in output and "Traceback" not in output
+    code, output = _run(command=TRL + " --dataset-name=./data/prefers")
+    assert code == 0, output
 
 
 def test_a_gpu_machine_leaves_the_count_to_accelerate(tmp_path, monkeypatch):

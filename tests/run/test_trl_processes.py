@@ -236,3 +236,20 @@ def test_an_accelerate_config_outside_the_project_is_not_even_looked_at(tmp_path
     for name in ("../outside.yaml", "/etc/passwd", "a/../../b.yaml"):
         assert trl_processes.processes({"accelerate_config": name}) is None
     assert looked == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python -m trl.scripts.grpo --config {config}",
+        "accelerate launch -m trl.scripts.grpo --config {config}",
+    ],
+)
+def test_the_cli_s_launch_keys_are_not_read_where_the_script_runs_otherwise(tmp_path, monkeypatch, command):
+    """Only TRL's CLI (`trl grpo`) hands a config's `num_processes` to accelerate; TRL's script run
+    by python or `accelerate launch` leaves that key aside: one GPU a run is one process."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(tmp_path, {"num_processes": 2, "accelerate_config": "multi_gpu"})
+    result = _run("--command", command, "--gpus", "0,1", "--per-gpu", "1")
+    assert result.exit_code == 0, result.output

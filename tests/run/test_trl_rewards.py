@@ -129,6 +129,22 @@ def test_reward_functions_the_command_line_names_are_not_judged_from_the_config(
 
 
 @pytest.mark.parametrize(
+    "flags",
+    ["--reward_funcs my_rewards.accuracy my_rewards.acuracy", "--reward-funcs=my_rewards.acuracy"],
+)
+def test_reward_functions_the_command_line_names_are_judged(tmp_path, monkeypatch, flags):
+    """`--reward_funcs a b` (argparse's nargs="+": every word up to the next option) is what the runs
+    load: judged as the config's list is, and named on the command line."""
+    monkeypatch.chdir(tmp_path)
+    Path("my_rewards.py").write_text(REWARDS)
+    _sweep(tmp_path, ["my_rewards.accuracy"])
+    code, said = _run(f"{TRL} {flags} --learning_rate 1e-6")
+    assert code == 2, said
+    assert "reward_funcs names 'my_rewards.acuracy'" in said and "--command:" in said
+    assert "did you mean `my_rewards.accuracy`?" in said and "Traceback" not in said
+
+
+@pytest.mark.parametrize(
     "source",
     [
         "def _make(k):\n    return lambda completions, **kw: [k] * len(completions)\n"

@@ -24,15 +24,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sweepgen.errors import ConfigError
+from sweepgen.errors import ConfigError, Location
 from sweepgen.fs import confine
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start.config_where import key_location
 from sweepgen.run.start.trl import hf_cache
 
 
-def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
-    """Exit 2 when the run's ``dataset_name`` means a folder of the working folder that is not there."""
+def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], *, from_command: bool = False) -> None:
+    """Exit 2 when the run's ``dataset_name`` (``from_command``: given on the command line, over the
+    config's) means a folder of the working folder that is not there."""
     name = config.get("dataset_name")
     if not _judged(name, config):
         return
@@ -44,7 +45,7 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any]) -> None:
         f"dataset_name {name!r} is no folder of {os.getcwd()}, where the runs start: `datasets."
         "load_dataset` takes a name that is no folder for a Hub dataset id, so each run would fail "
         "at its start (or load another dataset)",
-        location=key_location(sweep_dir, task, "dataset_name"),
+        location=Location("--command") if from_command else key_location(sweep_dir, task, "dataset_name"),
         key="dataset_name",
         hint=(f"did you mean {close!r}? " if close else "")
         + "name the folder as a path from the folder you run `sweepgen run` in (`~` is not expanded), "

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from sweepgen.errors import ConfigError
+from sweepgen.errors import ConfigError, Location
 from sweepgen.formats import pysource
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start.config_where import key_location
+from sweepgen.run.start.trl.trl_flags import PER_RUN
 
 # the config class of each script, and where it and transformers' TrainingArguments are written
 _CLASSES = {
@@ -33,7 +34,8 @@ _CLASSES = {
 }
 _TRAINING_ARGS = ("transformers.training_args", "TrainingArguments")
 _FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
-READS = frozenset({*_FIELDS, "generation_batch_size", "steps_per_generation"})  # of a run's config
+_NAMED = (*_FIELDS, "generation_batch_size", "steps_per_generation")
+READS = frozenset(_NAMED)  # of a run's config
 
 
 def judge(
@@ -44,24 +46,39 @@ def judge(
     processes: int | None,
     *,
     defaults: bool,
+    given: Collection[str] = (),
 ) -> None:
-    """Exit 2 when the run's rendered ``config``, run by TRL's ``script`` in ``processes`` processes
-    (None: not known), sizes a generation batch TRL refuses; fields it leaves unset take the
-    installed classes' ``defaults`` (False: the run's trl is another's, nothing unset is judged)."""
+    """Exit 2 when the run's ``config`` (as the script reads it: the keys ``given`` on the command
+    line over the config's), run by TRL's ``script`` in ``processes`` processes (None: not known),
+    sizes a generation batch TRL refuses; fields it leaves unset take the installed classes'
+    ``defaults`` (False: the run's trl is another's, nothing unset is judged)."""
     values = _values(config, script, defaults) if processes is not None and script in _CLASSES else None
     found = _refused_batch(config, values, processes) if values is not None and processes else None
     if found is None:
         return
     problem, said = found
-    key = "num_generations" if "num_generations" in config else "per_device_train_batch_size"
+    key = _named_key(config, given)
     raise ConfigError(
         f"run {task.name!r} would fail at its start: {problem} ({said}; GRPOConfig's and RLOOConfig's "
         "__post_init__ raise)",
-        location=key_location(sweep_dir, task, key),
+        location=Location("--command") if key in given else key_location(sweep_dir, task, key),
         key=key,
         hint=f"make the generation batch a multiple of num_generations at {processes} process(es): "
-        "change per_device_train_batch_size, gradient_accumulation_steps or num_generations",
+        "change per_device_train_batch_size, gradient_accumulation_steps or num_generations"
+        + _on_command_line(given),
     )
+
+
+def _named_key(config: Mapping[str, Any], given: Collection[str]) -> str:
+    """The key a refusal names: a size the command line gives, else the config's num_generations."""
+    on_line = [k for k in _NAMED if k in given]
+    return on_line[0] if on_line else "num_generations" if "num_generations" in config else _FIELDS[0]
+
+
+def _on_command_line(given: Collection[str]) -> str:
+    """Where the command line sizes the batch: TRL takes its values over the config's."""
+    sized = sorted(READS.intersection(given))
+    return f" (--command sets {', '.join(f'--{k}' for k in sized)}, over the config's)" if sized else ""
 
 
 def _refused_batch(
@@ -97,6 +114,8 @@ def _groups(size: int, groups: int, said: str) -> tuple[str, str] | None:
 def _values(config: Mapping[str, Any], script: str, defaults: bool) -> tuple[int, int, int] | None:
     """(per_device_train_batch_size, gradient_accumulation_steps, num_generations) of the run:
     its config's, else the installed classes' defaults; None where one is not a count."""
+    if any(config.get(name) is PER_RUN for name in READS):
+        return None  # filled per run on the command line: not known here
     found = [config.get(name, _default(script, name) if defaults else None) for name in _FIELDS]
     return (found[0], found[1], found[2]) if all(_count(v) for v in found) else None
 

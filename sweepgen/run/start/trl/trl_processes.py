@@ -44,6 +44,21 @@ def launch_counts(command: Sequence[str]) -> tuple[tuple[int, str] | None, tuple
     return _command_processes(command), _launch_config(command)
 
 
+_CLI_KEYS = frozenset(
+    {"num_processes", "accelerate_config"}
+)  # the CLI's own keys, handed to accelerate launch
+
+
+def as_launched(config: Mapping[str, Any], command: Sequence[str]) -> Mapping[str, Any]:
+    """The run's config as its launch reads it: TRL's CLI (``trl NAME``) hands the config's
+    ``num_processes`` and ``accelerate_config`` to ``accelerate launch``; TRL's script run any other
+    way (``python -m trl.scripts.grpo``, ``accelerate launch -m trl.scripts.grpo``) parses its config
+    leaving the keys no dataclass has aside (``fail_with_unknown_args=False``): they ask for nothing."""
+    if _CLI_KEYS.isdisjoint(config) or os.path.basename(command[0] if command else "") == "trl":
+        return config
+    return {key: value for key, value in config.items() if key not in _CLI_KEYS}
+
+
 def judge(
     sweep_dir: Path,
     task: RunTask,
@@ -113,7 +128,7 @@ def _plain_launcher(command: Sequence[str]) -> bool:
     if program == "trl":
         return True
     if program == "accelerate":
-        return command[1:2] == ["launch"]
+        return list(command[1:2]) == ["launch"]  # a tuple or a list
     second = command[1] if len(command) > 1 else ""
     third = command[2] if len(command) > 2 else ""
     return bool(_PYTHON.fullmatch(program)) and (

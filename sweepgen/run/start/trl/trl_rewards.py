@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweepgen.errors import ConfigError, UserError
+from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.formats import pysource
 from sweepgen.fs.outtree import check_rel
 from sweepgen.run.core.base import RunTask
@@ -41,9 +41,16 @@ _MAX_SOURCE_BYTES = 1 << 20
 
 
 def judge(
-    sweep_dir: Path, task: RunTask, config: Mapping[str, Any], script: str, command: Sequence[str]
+    sweep_dir: Path,
+    task: RunTask,
+    config: Mapping[str, Any],
+    script: str,
+    command: Sequence[str],
+    *,
+    from_command: bool = False,
 ) -> None:
-    """Exit 2 when the run's rendered ``config``, run by TRL's ``script``, names a reward function
+    """Exit 2 when the run's ``config`` (as the script reads it: ``from_command``, its
+    ``reward_funcs`` given on the command line), run by TRL's ``script``, names a reward function
     TRL would not find."""
     funcs = config.get("reward_funcs")
     if script in _SCRIPTS and isinstance(funcs, str) and funcs:
@@ -53,13 +60,28 @@ def judge(
     for index, name in enumerate(funcs):
         problem = _problem(name, script, command) if isinstance(name, str) else None
         if problem is not None:
-            why, hint = problem
-            raise ConfigError(
-                f"reward_funcs names {name!r}, which `trl {script}` cannot load: {why}",
-                location=key_location(sweep_dir, task, ("reward_funcs", index)),
-                key=f"reward_funcs[{index}]",
-                hint=hint,
-            )
+            raise _refusal(sweep_dir, task, (name, index), script, problem, from_command=from_command)
+
+
+def _refusal(
+    sweep_dir: Path,
+    task: RunTask,
+    named: tuple[str, int],
+    script: str,
+    problem: tuple[str, str],
+    *,
+    from_command: bool,
+) -> ConfigError:
+    """The refusal of ``reward_funcs``' ``named`` (name, index): at its line, or on the command line."""
+    (name, index), (why, hint) = named, problem
+    return ConfigError(
+        f"reward_funcs names {name!r}, which `trl {script}` cannot load: {why}",
+        location=Location("--command")
+        if from_command
+        else key_location(sweep_dir, task, ("reward_funcs", index)),
+        key=None if from_command else f"reward_funcs[{index}]",  # the command's: every run's
+        hint=hint,
+    )
 
 
 def _one_string(sweep_dir: Path, task: RunTask, funcs: str, script: str) -> ConfigError:

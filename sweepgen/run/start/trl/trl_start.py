@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,14 @@ from sweepgen.run.start import command_overrides, installed_source, vllm_server
 from sweepgen.run.start.config_where import rendered
 from sweepgen.run.start.trl import (
     trl_command,
+    trl_config_keys,
     trl_dataset,
     trl_env,
+    trl_flags,
     trl_generation,
     trl_ignored,
+    trl_options,
+    trl_own_script,
     trl_precision,
     trl_processes,
     trl_rewards,
@@ -53,16 +58,16 @@ def check(
     given ``gpus_each`` GPUs, None: not limited) would share a vLLM server or, run by ``command``
     as TRL's training script, fail or train alike as the module's docstring lists."""
     trl_command.check(command or ())  # `trl online_dpo`: no such command
-    script = trl_script(command or ())
-    if at_once < 2 and script is None:
+    flags = command_overrides.flag_values(command or ())
+    context = _context(sweep_dir, command or (), gpus_each, flags, executor == "local")
+    if at_once < 2 and context is None:
         return  # nothing to judge: no config is read
     configs = [(task, rendered(sweep_dir, task)) for task in tasks]
-    flags = command_overrides.flag_values(command or ())
     _refuse(
         vllm_server.shared_among(sweep_dir, configs, at_once, executor, vllm_server.on_command_line(flags))
     )
-    if script is not None:
-        _judge_trl(sweep_dir, configs, script, command or (), gpus_each, flags, executor == "local")
+    if context is not None:
+        _judge_trl(context, configs)
 
 
 # the keys the per-run judgments read from a run's config (env: its block, at the top)
@@ -93,7 +98,8 @@ def trial_refusal(
     if shared is not None:
         return shared, False  # a server depends on the trials running
     try:
-        configs = [(task, rendered(sweep_dir, task)) for task in new] if trl_script(argv) else []
+        reads = trl_script(argv) or trl_own_script.parsed_class(argv)
+        configs = [(task, rendered(sweep_dir, task)) for task in new] if reads else []
         _judge_trial(sweep_dir, configs, argv, gpus_each, flags, executor == "local")
     except UserError as err:
         return err, _every_trial(err, sampled)
@@ -132,9 +138,9 @@ def _judge_trial(
     local: bool,
 ) -> None:
     trl_command.check(command)
-    script = trl_script(command)
-    if script is not None:
-        _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
+    context = _context(sweep_dir, command, gpus_each, flags, local)
+    if context is not None:
+        _judge_each(context, configs)
 
 
 def _every_trial(refusal: UserError, sampled: Collection[str]) -> bool:
@@ -163,53 +169,112 @@ def _refuse(error: Exception | None) -> None:
         raise error
 
 
-def _judge_trl(
+@dataclass(frozen=True)
+class _Context:
+    """What the TRL judgments of a sweep's runs read besides each run's own config: the sweep's
+    folder, TRL's ``script`` the ``command`` runs, the GPUs each run is given (None: not limited),
+    the command line's ``flags`` (command_overrides.flag_values) and whether runs start here."""
+
+    sweep_dir: Path
+    script: str
+    command: Sequence[str]
+    gpus_each: int | None
+    flags: Mapping[str, str | None]
+    local: bool
+    own: tuple[str, bool] | None = None  # a script of the person's own: its word, whether TrlParser's
+
+
+def _context(
     sweep_dir: Path,
-    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
-    script: str,
     command: Sequence[str],
     gpus_each: int | None,
     flags: Mapping[str, str | None],
     local: bool,
-) -> None:
+) -> _Context | None:
+    """The TRL context of runs of ``command``: TRL's script, or a script of the person's own parsing
+    TRL's GRPO or RLOO config (trl_own_script); None when the command runs neither."""
+    script = trl_script(command)
+    if script is not None:
+        return _Context(sweep_dir, script, command, gpus_each, flags, local)
+    own = trl_own_script.parsed_class(command)
+    return _Context(sweep_dir, own[0], command, gpus_each, flags, local, own[1:]) if own else None
+
+
+def _judge_trl(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
     """Exit 2 when the runs differ only in a value TRL ignores, else at the first run (in order)
     naming a reward function TRL cannot load, asking (each run given ``gpus_each`` GPUs) for more
     processes or other GPUs, sizing a generation batch TRL refuses or, run here (``local``), naming
     a local dataset folder that is not there or training in bf16 on a machine without a GPU."""
-    trl_ignored.check(sweep_dir, configs, frozenset(flags))  # the command's flags: TRL's over the config
-    _judge_runs(sweep_dir, configs, script, command, gpus_each, flags, local)
+    # the command's flags: TRL's over the config
+    if context.own is None:  # what TRL's own scripts read: a person's may read it otherwise
+        trl_ignored.check(context.sweep_dir, configs, frozenset(context.flags))
+    _judge_each(context, configs)
 
 
-def _judge_runs(
-    sweep_dir: Path,
-    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
-    script: str,
-    command: Sequence[str],
-    gpus_each: int | None,
-    flags: Mapping[str, str | None],
-    local: bool,
-) -> None:
-    """Exit 2 at the first run (in order) whose own config (or the command) a judgment refuses."""
-    on_command_line = flags.keys()
-    sized_by_config = not on_command_line & trl_generation.READS
+def _judge_each(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
+    """Exit 2 at the first run a judgment refuses: TRL's script's, or a person's own (_judge_own)."""
+    if context.own is not None:
+        _judge_own(context, configs, *context.own)
+    else:
+        _judge_runs(context, configs)
+
+
+def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
+    """Exit 2 at the first run (in order) whose own config (or the command) a judgment refuses; each
+    config is judged as TRL's script reads it, the values its command line gives over the config's
+    (trl_flags)."""
+    sweep_dir, script, command = context.sweep_dir, context.script, context.command
+    gpus_each = context.gpus_each
+    trl_options.check(command, script)  # an option the script's parser refuses
+    given = trl_flags.given(command, script)  # the command line's values, typed as TRL's parser types them
     defaults = installed_source.same_environment(command)  # the classes installed here are the run's
     counts = trl_processes.launch_counts(command)  # the command line and its launch config, read once
-    cpu_here = local and gpus_each is None and trl_precision.no_accelerator()
-    for task, config in configs:
-        if "reward_funcs" not in on_command_line:
-            with _reading("reward_funcs"):
-                trl_rewards.judge(sweep_dir, task, config, script, command)
+    cpu_here = context.local and gpus_each is None and trl_precision.no_accelerator()
+    read = [(task, trl_flags.merged(config, given)) for task, config in configs]
+    for task, config in read:
+        trl_config_keys.judge(sweep_dir, task, config, script, command)  # its refusal says what it read
+        with _reading("reward_funcs"):
+            trl_rewards.judge(sweep_dir, task, config, script, command, from_command="reward_funcs" in given)
+        launched = trl_processes.as_launched(config, command)  # the keys only TRL's CLI hands on
         if gpus_each is not None:
             with _reading("num_processes", "accelerate_config"):
-                trl_processes.judge(sweep_dir, task, config, counts, gpus_each)
+                trl_processes.judge(sweep_dir, task, launched, counts, gpus_each)
             with _reading("env"):
                 trl_env.judge(sweep_dir, task, config, gpus_each)
-        processes = _processes(config, counts, command, gpus_each, cpu_here)
-        if sized_by_config:
-            with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
-                trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults)
-    if local:  # after what the configs say of TRL: then what they need of this machine
-        _judge_here(sweep_dir, configs, flags, gpus_each is None and defaults)
+        processes = _processes(launched, counts, command, gpus_each, cpu_here)
+        with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
+            trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
+    if context.local:  # after what the configs say of TRL: then what they need of this machine
+        _judge_here(context, read, given)
+
+
+def _judge_own(
+    context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], word: str, trl_parser: bool
+) -> None:
+    """The runs of a person's own script parsing TRL's config class: what that class (its generation
+    batch) and transformers (bf16 without a GPU) refuse, the config as its parser reads it
+    (``TrlParser``: the command line's values over the config's)."""
+    command, script = context.command, context.script
+    given = trl_flags.given(command, script, after=word) if trl_parser else {}
+    counts = trl_processes.launch_counts(command)
+    cpu_here = context.local and context.gpus_each is None and trl_precision.no_accelerator()
+    here = installed_source.same_environment(command)  # the classes installed here are the run's
+    read = [(task, trl_flags.merged(config, given)) for task, config in configs]
+    for task, config in read:
+        processes = _processes(config, counts, command, context.gpus_each, cpu_here)
+        with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
+            trl_generation.judge(
+                context.sweep_dir, task, config, script, processes, defaults=here, given=given
+            )
+    if cpu_here and here:
+        _judge_precision(context, read)
+
+
+def _judge_precision(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
+    """bf16 on this machine, which has no GPU (trl_precision)."""
+    for task, config in configs:
+        with _reading("bf16", "fp16", "use_cpu"):
+            trl_precision.judge(context.sweep_dir, task, config, context.flags)
 
 
 def _processes(
@@ -231,18 +296,15 @@ def _processes(
 
 
 def _judge_here(
-    sweep_dir: Path,
-    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
-    flags: Mapping[str, str | None],
-    bf16_judged: bool,
+    context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], given: Mapping[str, Any]
 ) -> None:
     """What runs started on this machine need of it: their dataset folders, and a GPU for bf16 where
-    ``bf16_judged`` (no GPU given: --gpus says there are; the run's transformers installed here:
-    another environment's is not known to raise) and the machine has none."""
+    no GPU is given (--gpus says there are), the run's transformers is the one installed here
+    (another environment's is not known to raise) and the machine has none."""
+    bf16_judged = context.gpus_each is None and installed_source.same_environment(context.command)
     cpu_only = bf16_judged and trl_precision.no_accelerator()
     for task, config in configs:
-        if "dataset_name" not in flags:
-            trl_dataset.judge(sweep_dir, task, config)  # its refusal says what it read
+        trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given)
         if cpu_only:
             with _reading("bf16", "fp16", "use_cpu"):
-                trl_precision.judge(sweep_dir, task, config, flags)
+                trl_precision.judge(context.sweep_dir, task, config, context.flags)

@@ -1,0 +1,142 @@
+"""Which ``trl <command>`` a config given to ``init --from`` without ``--schema`` is written for, so
+that init can name the schema that checks it (``schema: trl:grpo``) and the command that runs it.
+
+Read from the installed TRL's source, never imported (sweepgen.formats.pysource): each command's
+config class (``GRPOConfig``) and its script's own arguments (``reward_funcs``) hold the keys that
+command alone has; transformers' ``TrainingArguments``, TRL's shared base and the classes every
+script parses (``ModelConfig``, ``ScriptArguments``, ``DatasetMixtureConfig``) the keys any has. A
+config is one command's when most of its keys are TRL's and some are that command's alone; the
+commands fitting it as well are named too (a GRPO config is often an RLOO one). Nothing is guessed
+where TRL is not installed here: ``--schema trl:<command>`` needs it anyway.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sweepgen.compile.schema.trl_cli import COMMANDS
+from sweepgen.formats import pysource
+
+# each command's config class, as trl/scripts/<command>.py's make_parser() names it
+_CLASS = {
+    "distillation": "DistillationConfig",
+    "dpo": "DPOConfig",
+    "grpo": "GRPOConfig",
+    "kto": "KTOConfig",
+    "reward": "RewardConfig",
+    "rloo": "RLOOConfig",
+    "sft": "SFTConfig",
+}
+# the classes every command parses (and the CLI's own keys: TrlParser's env, accelerate's options)
+_SHARED = (
+    ("transformers.training_args", "TrainingArguments"),
+    ("trl.trainer.base_config", "_BaseConfig"),
+    ("trl.trainer.model_config", "ModelConfig"),
+    ("trl.scripts.utils", "ScriptArguments"),
+    ("trl.scripts.utils", "DatasetMixtureConfig"),
+)
+_CLI_KEYS = frozenset({"env", "num_processes", "accelerate_config"})
+_PREFERRED = ("grpo", "sft", "dpo", "rloo", "kto", "reward", "distillation")  # the first named of a tie
+
+
+def commands_for(config: Mapping[str, Any], named: str = "") -> tuple[list[str], list[str]]:
+    """(the ``trl`` commands the config's top-level keys fit best, best first: of those that fit as
+    well, one the config's file ``named`` names, ``rloo.yaml``; the keys only the first has); two
+    empty lists when it reads as no TRL command's (or TRL is not installed)."""
+    keys = {key for key in config if isinstance(key, str)}
+    shared = _shared()
+    fitting = _fitting(keys, shared) if shared else {}
+    if not fitting:
+        return [], []
+    best = max(fitting.values())
+    chosen = sorted(
+        (c for c, s in fitting.items() if s == best), key=lambda c: (c not in named, _PREFERRED.index(c))
+    )
+    return chosen, sorted(keys & _own(chosen[0]) - shared)
+
+
+def _fitting(keys: set[str], shared: frozenset[str]) -> dict[str, tuple[int, int]]:
+    """The commands that know most of ``keys`` and have some of them alone, with their _score."""
+    scored = {c: _score(keys, shared, _own(c) - shared) for c in _CLASS if c in COMMANDS}
+    return {c: s for c, s in scored.items() if s[1] and 2 * s[0] >= len(keys)}
+
+
+def _score(keys: set[str], shared: frozenset[str], own: frozenset[str]) -> tuple[int, int]:
+    """(how many keys the command knows, how many only it has)."""
+    return len(keys & (shared | own)), len(keys & own)
+
+
+@functools.cache
+def _shared() -> frozenset[str]:
+    """The keys every TRL command reads; empty when TRL is not installed here."""
+    found = [_fields(module, cls) for module, cls in _SHARED]
+    return frozenset().union(*found, _CLI_KEYS) if all(found) else frozenset()
+
+
+@functools.cache
+def _own(command: str) -> frozenset[str]:
+    """The fields of the command's config class and of its script's own argument classes."""
+    script = pysource.parsed(f"trl.scripts.{command}")
+    classes = [n.name for n in script.body if isinstance(n, ast.ClassDef)] if script else []
+    return _fields(f"trl.trainer.{command}_config", _CLASS[command]).union(
+        *(_fields(f"trl.scripts.{command}", name) for name in classes)
+    )
+
+
+def _fields(module: str, cls: str) -> frozenset[str]:
+    """The annotated fields ``cls`` declares in the installed ``module``'s source."""
+    return frozenset(_declared(module, cls))
+
+
+def _declared(module: str, cls: str) -> dict[str, bool]:
+    """Field -> whether its default is ``True``, of each field ``cls`` declares in ``module``'s source."""
+    return {name: _true(value) for name, value in _annotated(_body(module, cls))}
+
+
+def _body(module: str, cls: str) -> list[ast.stmt]:
+    """The statements of class ``cls`` in the installed ``module``'s source; none where it is not."""
+    tree = pysource.parsed(module)
+    found = (n for n in getattr(tree, "body", []) if getattr(n, "name", None) == cls)
+    return next((n.body for n in found if isinstance(n, ast.ClassDef)), [])
+
+
+def _annotated(body: Iterable[ast.stmt]) -> Iterable[tuple[str, ast.expr | None]]:
+    """(name, default) of each field a class body declares."""
+    fields = (n for n in body if isinstance(n, ast.AnnAssign))
+    return ((n.target.id, n.value) for n in fields if isinstance(n.target, ast.Name))
+
+
+def _true(value: ast.expr | None) -> bool:
+    """Whether a field's default (``= True``, ``field(default=True)``) is ``True``."""
+    if isinstance(value, ast.Call):
+        value = next((k.value for k in value.keywords if k.arg == "default"), None)
+    return isinstance(value, ast.Constant) and value.value is True
+
+
+def script_options(command: str) -> frozenset[str]:
+    """The option strings the parser of ``trl/scripts/<command>.py`` takes (HfArgumentParser: each
+    field's ``--name`` and ``--name-with-dashes``, ``--no_name`` and ``--no-name`` for a field whose
+    default is true, ``-h``/``--help``), read from the installed source; empty where it cannot be
+    read (TRL not installed here, or a command of no known class)."""
+    if command not in _CLASS or not _shared():
+        return frozenset()
+    fields: dict[str, bool] = {}
+    for module, cls in _parsed_by(command):  # base before derived: a redeclared field's own default
+        fields.update(_declared(module, cls))
+    return frozenset({"-h", "--help"}).union(*(_spellings(name, true) for name, true in fields.items()))
+
+
+def _parsed_by(command: str) -> list[tuple[str, str]]:
+    """(module, class) of each dataclass the command's script parses, each base before its subclass."""
+    script = pysource.parsed(f"trl.scripts.{command}")
+    own = [n.name for n in script.body if isinstance(n, ast.ClassDef)] if script else []
+    chain = [*_SHARED, (f"trl.trainer.{command}_config", _CLASS[command])]
+    return chain + [(f"trl.scripts.{command}", name) for name in own]
+
+
+def _spellings(name: str, true: bool) -> set[str]:
+    names = {name, *([f"no_{name}"] if true else [])}
+    return {f"--{n}" for n in names} | {f"--{n.replace('_', '-')}" for n in names if "_" in n}
