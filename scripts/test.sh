@@ -148,13 +148,14 @@ if [[ $lanes == *" core "* ]]; then
   lint_result || failed_lane lint 1
 fi
 
-load_lane() { # the signal and timing tests again, beside one CPU-burning neighbour per core: they
-  # wait for states, never for fixed sleeps, so a busy machine makes them slow, never red
+load_lane() { # BURNERS: the signal and timing tests again, beside that many CPU-burning neighbours:
+  # they wait for states, never for fixed sleeps, so a busy machine makes them slow, never red
   local burners=() rc=0
-  for _ in $(seq "$cores"); do
+  for _ in $(seq "$1"); do
     .venv-light/bin/python -c 'while True: pass' &
     burners+=($!)
   done
+  shift
   .venv-light/bin/python -m pytest -m "not train and not slurm and not plot and not browser and not gpu" \
     tests/run/test_local.py tests/run/test_search.py tests/run/test_run_exactly_once.py \
     tests/run/test_run_disk_faults.py -k "interrupt or sigterm or ctrl_c or stop_detached or exactly_once or concurrent or disk" "$@" ||
@@ -162,17 +163,17 @@ load_lane() { # the signal and timing tests again, beside one CPU-burning neighb
   for pid in "${burners[@]}"; do kill "$pid"; done # a red load lane leaves no burner behind either
   return "$rc"
 }
-# The load lane runs beside the full lane (its output kept and shown after it): its burners and the
-# full lane's trainings keep every core busy, so its tests run under at least the load they had alone,
-# and the minute it took no longer comes before the full lane's start.
+# The load lane runs beside the full lane (its output kept and shown after it): the full lane's
+# workers (one more than the cores, importing torch and training) are then its load, as the burners
+# (one per core) are when it runs alone; burners beside them would only slow the full lane down.
 if [[ $lanes == *" load "* ]]; then
   if [[ $lanes == *" full "* ]]; then
     load_log=$(mktemp)
-    load_lane "$@" > "$load_log" 2>&1 &
+    load_lane 0 "$@" > "$load_log" 2>&1 &
     load_pid=$!
   else
     lane load
-    run_pytest load load_lane "$@"
+    run_pytest load load_lane "$cores" "$@"
   fi
 fi
 
