@@ -61,6 +61,59 @@ def no_verdict_at_best(statistics: stats.Statistics) -> stats.Statistics:
     return replace(statistics, comparisons=comparisons)
 
 
+WINDOW_START = "the runs of these two groups logged"  # page.js reads the reason by it, as AT_BEST_START
+WINDOW_REASON = (
+    WINDOW_START + " `{metric}` at different intervals, so their last {k} values "
+    "reach back to different steps (a mean reaching back further holds earlier values): a difference "
+    "can be how often a run logged, not its configuration (3 + 3 seeds of one rising curve, one group "
+    "logging every 5th step: 25% called different at 0.05, benchmarks/RESULTS.md); log every run at the "
+    "same steps, or compare with --at final"
+)
+
+
+def best_untested(report: rep.Report, groups: Sequence[grp.Group]) -> str | None:
+    """Why no test of the values can say which group is best (winner.sentence's ``untested``): at
+    ``--at best`` the bias, at ``--at last:K`` runs whose last K values start at different steps
+    (None: the values can be tested)."""
+    if report.objective.at == "best":
+        return AT_BEST_REASON
+    k = rep.last_k(report.objective.at)
+    if k is None or not window_warning(report, groups):
+        return None
+    return (
+        f"the compared runs' last {k} values of `{report.objective.metric}` start at different steps "
+        "(they logged at different intervals), so a difference can be how often a run logged; log every "
+        "run at the same steps, or compare with --at final"
+    )
+
+
+def no_verdict_across_windows(
+    statistics: stats.Statistics, report: rep.Report, groups: Sequence[grp.Group]
+) -> stats.Statistics:
+    """``--at last:K``: each comparison whose two groups' runs' last K values start at different
+    steps (window_warning) is "cannot decide" with the reason (``WINDOW_REASON``): the warning alone
+    left a verdict that 25% of sweeps of one true curve got wrong. Its difference and interval stay,
+    as of the values compared."""
+    k = rep.last_k(report.objective.at)
+    if k is None:
+        return statistics
+    spans = _spans(_compared(report, groups), k)
+    members = {g.name: g.members for g in groups}
+    reason = WINDOW_REASON.format(metric=report.objective.metric, k=k)
+
+    def unlike(c: stats.Comparison) -> bool:
+        names = [*members.get(c.name, ()), *members.get(c.baseline, ())]
+        return len({spans[n] for n in names if n in spans}) > 1
+
+    comparisons = tuple(
+        replace(c, verdict=stats.UNDECIDABLE, reason=reason, seeds_needed=None, seeds_needed_high=None)
+        if unlike(c)
+        else c
+        for c in statistics.comparisons
+    )
+    return replace(statistics, comparisons=comparisons)
+
+
 def steps_warning(report: rep.Report, groups: Sequence[grp.Group]) -> list[str]:
     """The grouped runs with a value did not all log the metric to the same last step: which step
     how many ended at, and what that does to the value compared (none: they did, or no step is known)."""

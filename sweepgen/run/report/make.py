@@ -143,7 +143,7 @@ def make(request: Request) -> Outcome:
     comparing = "scipy" not in missing and _compares(request, groups)
     statistics = _statistics(report, groups, request) if comparing else None
     statistics, after_looks = _after_looks(statistics, report, request)
-    statistics = _no_verdict_at_best(statistics, report)
+    statistics = _no_verdict_at_best(statistics, report, groups)
     best = rep.best_run(report, grouped_runs(groups)) if request.metric else None
     outcome = Outcome(report, groups, plan, statistics, best, warnings, notes)
     outcome.of_values = [*_best_bias(report), *unlike]
@@ -157,11 +157,17 @@ def make(request: Request) -> Outcome:
     return outcome
 
 
-def _no_verdict_at_best(statistics: stats.Statistics | None, report: rep.Report) -> stats.Statistics | None:
-    """At ``--at best`` no comparison is a verdict on the configurations (compared.AT_BEST_REASON)."""
-    if statistics is None or report.objective.at != "best":
-        return statistics
-    return compared.no_verdict_at_best(statistics)
+def _no_verdict_at_best(
+    statistics: stats.Statistics | None, report: rep.Report, groups: Sequence[grp.Group]
+) -> stats.Statistics | None:
+    """At ``--at best`` no comparison is a verdict on the configurations (compared.AT_BEST_REASON),
+    nor at ``--at last:K`` one of runs whose last K values start at different steps
+    (compared.no_verdict_across_windows)."""
+    if statistics is None:
+        return None
+    if report.objective.at == "best":
+        return compared.no_verdict_at_best(statistics)
+    return compared.no_verdict_across_windows(statistics, report, groups)
 
 
 def _add_caveats(
@@ -177,8 +183,8 @@ def _add_caveats(
     outcome.seedless = compared.seed_changed_nothing(report, groups, plan.path)
     configurations = dropout.configurations(report, plan, request.seeds)
     values = {g: [v for _, v in r] for g, r in runs.items()}
-    at_best = compared.AT_BEST_REASON if report.objective.at == "best" else None
-    outcome.winner = winner.sentence(statistics, values, configurations, untested=at_best)
+    untested = compared.best_untested(report, groups)
+    outcome.winner = winner.sentence(statistics, values, configurations, untested=untested)
     k = rep.last_k(report.objective.at)
     scored = values if k is None else _each_logged(report, runs, k)
     outcome.items = eval_items.sentence(report.objective.metric, scored, statistics.methods.bounds)
