@@ -183,7 +183,7 @@ def _add_caveats(
     outcome.seedless = compared.seed_changed_nothing(report, groups, plan.path)
     configurations = dropout.configurations(report, plan, request.seeds)
     values = {g: [v for _, v in r] for g, r in runs.items()}
-    untested = compared.best_untested(report, groups)
+    untested = compared.best_untested(report, groups) or sequential_table.best_untested(after_looks)
     outcome.winner = winner.sentence(statistics, values, configurations, untested=untested)
     k = rep.last_k(report.objective.at)
     scored = values if k is None else _each_logged(report, runs, k)

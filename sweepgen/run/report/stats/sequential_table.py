@@ -48,6 +48,22 @@ def adjusted(
     return out, [*said, *means]
 
 
+# Why the best mean is not tested after the looks: winner.py's test is a fixed-n one, and the seeds
+# each group ran were chosen by the looks (an arm stops once its look crossed, its seeds having
+# landed high), where a fixed-n verdict keeps no known error rate (this module's docstring).
+LOOKS_CHOSE = (
+    "the seeds each group ran were chosen by run --until-decided's looks, on which a fixed-n test of "
+    "the best against each other group keeps no known error rate; the looks' verdicts against the "
+    "baseline are the ones that keep theirs"
+)
+
+
+def best_untested(after_looks: list[str]) -> str | None:
+    """Why the best mean's test (winner.sentence) is not run: the table's verdicts are the looks'
+    (``after_looks``: the sentences ``adjusted`` gave; None without them)."""
+    return LOOKS_CHOSE if after_looks else None
+
+
 def _looks_means(
     statistics: stats.Statistics, decided: Mapping[str, str], schedule: sequential.Schedule | None
 ) -> tuple[stats.Statistics, list[str]]:
