@@ -100,11 +100,11 @@ def _means_sentence(widened: list[str]) -> str:
 
 
 # What the looks' mean intervals cover in fact (benchmarks/bench_stats_round11.py --part stopped and
-# round ten's: a seed a round up to 5 or 8, two up to 10, Pocock and O'Brien-Fleming, effects 0-2 sd): more than they claim, since a
-# group usually runs to a late look, whose interval is at 1 - that look's small share. No level of
-# their form covers exactly 95% at every effect and spread, and calibrating all the looks together
-# (the t intervals' joint coverage over looks, exact on normal runs) tightened them by under 0.2
-# points, so the coverage is said rather than claimed as 95%.
+# round ten's: a seed a round up to 5 or 8, two up to 10, Pocock and O'Brien-Fleming, effects 0-2
+# sd): more than they claim, since a group usually runs to a late look, whose interval is at 1 -
+# that look's small share. No level of their form covers exactly 95% at every effect and spread,
+# and calibrating all the looks together (the t intervals' joint coverage over looks, exact on
+# normal runs) tightened them by under 0.2 points, so the coverage is said rather than claimed.
 LOOKS_COVER = (
     "these intervals are conservative: in simulated sweeps (one or two seeds a round, up to 5-10) they "
     "covered 98.2-99.7%, wider than a 95% interval need be"
