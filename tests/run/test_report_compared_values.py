@@ -109,7 +109,7 @@ def test_at_best_gives_no_verdict_on_the_configurations(cli_cwd):
 
 def test_last_k_over_runs_logged_at_different_intervals_gives_no_verdict_across_them(cli_cwd):
     # one run logged every 10th step: its last:3 mean reaches back to step 20 where the others'
-    # reach 38 (a rising curve's earlier values); a verdict beside the warning called 25% of arms of
+    # reach 38 (a rising curve's earlier values); a verdict beside the warning called 32% of arms of
     # one true curve different (benchmarks/bench_stats_round11.py --part curve_steps): the comparison
     # holding that run is "cannot decide" with the reason; the others keep their verdicts
     make_shaping(cli_cwd)

@@ -66,7 +66,7 @@ WINDOW_REASON = (
     WINDOW_START + " `{metric}` at different intervals, so their last {k} values "
     "reach back to different steps (a mean reaching back further holds earlier values): a difference "
     "can be how often a run logged, not its configuration (3 + 3 seeds of one rising curve, one group "
-    "logging every 5th step: 25% called different at 0.05, benchmarks/RESULTS.md); log every run at the "
+    "logging every 5th step: 32% called different at 0.05, benchmarks/RESULTS.md); log every run at the "
     "same steps, or compare with --at final"
 )
 
@@ -92,7 +92,7 @@ def no_verdict_across_windows(
 ) -> stats.Statistics:
     """``--at last:K``: each comparison whose two groups' runs' last K values start at different
     steps (window_warning) is "cannot decide" with the reason (``WINDOW_REASON``): the warning alone
-    left a verdict that 25% of sweeps of one true curve got wrong. Its difference and interval stay,
+    left a verdict that 32% of sweeps of one true curve got wrong. Its difference and interval stay,
     as of the values compared."""
     k = rep.last_k(report.objective.at)
     if k is None:
