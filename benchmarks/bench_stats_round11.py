@@ -18,7 +18,8 @@ Parts (``--part``):
   (same true curve): false verdicts;
 - ``importance``: the importance table's "matters" on a 3 x 3 grid with ties and floors (accuracy
   over 10 items near 0): the do-nothing parameter's rate;
-- ``best_cost``: what the best group's test (winner._is_it_best) costs per report, at 2-50 groups.
+
+What the best group's test costs is measured by ``benchmarks/bench_report.py --best-groups``.
 
     OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_round11.py --part floors --reps 2000
 """
