@@ -15,10 +15,17 @@ with an executor whose runs end at once, each with a 20-step metrics.jsonl and i
 trial in three stopped as pruned at step 5. Then ``report generated/fake_search --html --no-plot``
 is timed as a process (the page with its best-so-far curves, trials table and best diff; plot extra).
 
+``--best-groups 10,50,200`` times, in this process, the best mean's test (winner.sentence: the best
+group against each other one, Holm), the report's only part whose cost grows with the groups' count
+times a calibration each: at each count, groups alike (Holm stops at its first step) and spread 0.3
+sd apart (most comparisons rejected), the test as the report runs it (verdicts only) beside the full
+comparison it ran before (every calibrated p, and every Holm step's interval at its own level).
+
 Usage (from the repo root)::
 
     python benchmarks/bench_report.py --runs 100,1000 --repeat 3
     python benchmarks/bench_report.py --runs 0 --search 100,1000 --repeat 3
+    python benchmarks/bench_report.py --runs 0 --best-groups 10,50,200
 """
 
 from __future__ import annotations
@@ -239,11 +246,36 @@ def bench_search(counts: str, repeat: int, env: dict[str, str]) -> None:
             )
 
 
+def bench_best(counts: str, seeds: int = 3) -> None:
+    """The best group's test (``--best-groups``), in this process: wall per report."""
+    import numpy as np
+
+    from sweepgen.run.report.stats import verdicts as stats
+    from sweepgen.run.report.stats import winner
+
+    rng = np.random.default_rng(7)
+    print(f"{'groups':>6} {'groups are':<12} {'verdicts only s':>15} {'full comparison s':>17}")
+    for k in (int(x) for x in counts.split(",")):
+        for label, step in (("alike", 0.0), ("0.3 sd apart", 0.3)):
+            groups = [(f"g{i}", list(rng.normal(i * step, 1.0, seeds))) for i in range(k)]
+            s = stats.compare(groups, baseline=None, mode="max", seeds_needed=False)
+            best = max(s.groups, key=lambda g: g.mean).name
+            ordered = [next(x for x in groups if x[0] == best), *(x for x in groups if x[0] != best)]
+            t0 = time.perf_counter()
+            winner.sentence(s, dict(groups))
+            quick = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            stats.compare(ordered, baseline=best, mode="max", seeds_needed=False)
+            full = time.perf_counter() - t0
+            print(f"{k:6} {label:<12} {quick:15.3f} {full:17.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="100,1000")
     parser.add_argument("--search", default="", help="trial counts of a search sweep, e.g. 100,1000")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--best-groups", default="", help="group counts for the best test, e.g. 10,50")
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose sweepgen runs")
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": f"{args.tree}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
@@ -263,6 +295,8 @@ def main() -> None:
                 print(f"{n:6} {label:<16} {span:<26} {rss:8.0f}")
     if args.search:
         bench_search(args.search, args.repeat, env)
+    if args.best_groups:
+        bench_best(args.best_groups)
 
 
 if __name__ == "__main__":

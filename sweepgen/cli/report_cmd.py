@@ -235,9 +235,18 @@ def _undecided_sentences(c: Comparison, bounds: tuple[float, float] | None) -> l
     out = []
     if c.reason is not None:
         out.append(f"{c.name}: cannot decide: {c.reason}")
-    if c.verdict in ("no evidence", "cannot decide") and c.test is not None:
+    if c.verdict in ("no evidence", "cannot decide") and c.test is not None and not _bias_only(c):
         out.append(_seeds_sentence(c, bounds))
     return out
+
+
+def _bias_only(c: Comparison) -> bool:
+    """--at best's "cannot decide" (compared.AT_BEST_REASON), or --at last:K's over runs logged at
+    different intervals (compared.WINDOW_REASON): a bias, which more seeds do not remove, so no count
+    of them is said."""
+    from sweepgen.run.report.compared import AT_BEST_START, WINDOW_START
+
+    return (c.reason or "").startswith((AT_BEST_START, WINDOW_START))
 
 
 def _seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) -> str:

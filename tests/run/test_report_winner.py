@@ -162,3 +162,24 @@ def test_calling_the_best_errs_at_most_alpha_where_two_groups_tie_at_the_top():
         (said,) = winner.sentence(stats.compare(groups, baseline=None, mode="max"), dict(groups))
         wrong += "better than every other group" in said
     assert wrong / 120 <= 0.1
+
+
+def test_the_best_groups_test_reads_verdicts_only_and_calibrates_only_what_holm_can_reject(monkeypatch):
+    # the best mean's test cost ~10 ms a group, most of it the calibrated p of groups Holm could never
+    # reject and an interval at each Holm step's own level (50 groups 0.3 sd apart: 0.68 s, now 0.31;
+    # benchmarks/bench_report.py --best-groups): the same verdicts, with Welch's own p standing in
+    # where it is at or above alpha (the calibrated p is at least Welch's) and no interval drawn
+    from sweepgen.run.report.stats import calibrated
+
+    rng = np.random.default_rng(11)
+    for _ in range(12):  # 3 seeds, 4 groups: few (n1, n2, level) to calibrate, the test stays cheap
+        groups = [(f"g{i}", list(rng.normal(rng.normal(0, 1.5), rng.uniform(0.3, 2), 3))) for i in range(4)]
+        full = stats.compare(groups, baseline="g0", mode="max", seeds_needed=False)
+        quick = stats.compare(groups, baseline="g0", mode="max", seeds_needed=False, verdicts_only=True)
+        assert [c.verdict for c in quick.comparisons] == [c.verdict for c in full.comparisons]
+    calls: list[float] = []
+    real = calibrated.p_value
+    monkeypatch.setattr(calibrated, "p_value", lambda p, *n: calls.append(p) or real(p, *n))
+    alike = [(f"g{i}", list(rng.normal(size=3))) for i in range(12)]
+    stats.compare(alike, baseline="g0", mode="max", seeds_needed=False, verdicts_only=True)
+    assert all(p < stats.ALPHA for p in calls)  # no calibration where Welch's p is already >= alpha

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
+from sweepgen.run.report.stats import verdicts as stats
 
 MAX_LISTED = 6  # run names listed for a step few runs ended at
 
@@ -23,6 +25,93 @@ def best_warning(mode: str) -> str:
         f"{way} (toward better), and more so for noisier arms and runs that logged more evaluations; "
         "prefer --at final or --at last:K for a comparison"
     )
+
+
+# Why `--at best` gives no verdict: the best of a run's evaluations is higher the noisier they are, so
+# arms of one true curve whose evaluations differ in noise (another eval temperature, fewer eval
+# items) differ at best: 17.35% of such arms (eval noise 2x, 3 seeds, 20 evaluations) were called
+# different at 0.05 (benchmarks/RESULTS.md §39), and no test of the best values alone can tell the
+# noise from the configuration.
+AT_BEST_START = "--at best compares each run's best logged value"  # page.js reads the reason by it
+AT_BEST_REASON = (
+    f"{AT_BEST_START}, and the best of noisier evaluations is higher "
+    "(lower with --mode min) whatever the configuration: arms of one true curve whose evaluations "
+    "differ in noise differ at best, so no test of these values is a verdict on the configurations "
+    "(the difference and its interval are of the best values only); compare with --at final or "
+    "--at last:K for a verdict"
+)
+
+
+def no_verdict_at_best(statistics: stats.Statistics) -> stats.Statistics:
+    """``--at best``'s comparisons, each "cannot decide" with the reason (``AT_BEST_REASON``): a
+    verdict beside the bias's warning was still a wrong verdict (17% of null arms called where one
+    arm's eval noise was twice the other's). The difference, its interval and p stay: they are right
+    about the values compared; no seeds-needed count (more seeds do not remove the bias)."""
+    comparisons = tuple(
+        replace(
+            c,
+            verdict=stats.UNDECIDABLE,
+            reason=AT_BEST_REASON,
+            seeds_needed=None,
+            seeds_needed_high=None,
+            detectable=None,
+        )
+        for c in statistics.comparisons
+    )
+    return replace(statistics, comparisons=comparisons)
+
+
+WINDOW_START = "the runs of these two groups logged"  # page.js reads the reason by it, as AT_BEST_START
+WINDOW_REASON = (
+    WINDOW_START + " `{metric}` at different intervals, so their last {k} values "
+    "reach back to different steps (a mean reaching back further holds earlier values): a difference "
+    "can be how often a run logged, not its configuration (3 + 3 seeds of one rising curve, one group "
+    "logging every 5th step: 32% called different at 0.05, benchmarks/RESULTS.md); log every run at the "
+    "same steps, or compare with --at final"
+)
+
+
+def best_untested(report: rep.Report, groups: Sequence[grp.Group]) -> str | None:
+    """Why no test of the values can say which group is best (winner.sentence's ``untested``): at
+    ``--at best`` the bias, at ``--at last:K`` runs whose last K values start at different steps
+    (None: the values can be tested)."""
+    if report.objective.at == "best":
+        return AT_BEST_REASON
+    k = rep.last_k(report.objective.at)
+    if k is None or not window_warning(report, groups):
+        return None
+    return (
+        f"the compared runs' last {k} values of `{report.objective.metric}` start at different steps "
+        "(they logged at different intervals), so a difference can be how often a run logged; log every "
+        "run at the same steps, or compare with --at final"
+    )
+
+
+def no_verdict_across_windows(
+    statistics: stats.Statistics, report: rep.Report, groups: Sequence[grp.Group]
+) -> stats.Statistics:
+    """``--at last:K``: each comparison whose two groups' runs' last K values start at different
+    steps (window_warning) is "cannot decide" with the reason (``WINDOW_REASON``): the warning alone
+    left a verdict that 32% of sweeps of one true curve got wrong. Its difference and interval stay,
+    as of the values compared."""
+    k = rep.last_k(report.objective.at)
+    if k is None:
+        return statistics
+    spans = _spans(_compared(report, groups), k)
+    members = {g.name: g.members for g in groups}
+    reason = WINDOW_REASON.format(metric=report.objective.metric, k=k)
+
+    def unlike(c: stats.Comparison) -> bool:
+        names = [*members.get(c.name, ()), *members.get(c.baseline, ())]
+        return len({spans[n] for n in names if n in spans}) > 1
+
+    comparisons = tuple(
+        replace(c, verdict=stats.UNDECIDABLE, reason=reason, seeds_needed=None, seeds_needed_high=None)
+        if unlike(c)
+        else c
+        for c in statistics.comparisons
+    )
+    return replace(statistics, comparisons=comparisons)
 
 
 def steps_warning(report: rep.Report, groups: Sequence[grp.Group]) -> list[str]:

@@ -143,6 +143,7 @@ def make(request: Request) -> Outcome:
     comparing = "scipy" not in missing and _compares(request, groups)
     statistics = _statistics(report, groups, request) if comparing else None
     statistics, after_looks = _after_looks(statistics, report, request)
+    statistics = _no_verdict_at_best(statistics, report, groups)
     best = rep.best_run(report, grouped_runs(groups)) if request.metric else None
     outcome = Outcome(report, groups, plan, statistics, best, warnings, notes)
     outcome.of_values = [*_best_bias(report), *unlike]
@@ -154,6 +155,19 @@ def make(request: Request) -> Outcome:
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)
     return outcome
+
+
+def _no_verdict_at_best(
+    statistics: stats.Statistics | None, report: rep.Report, groups: Sequence[grp.Group]
+) -> stats.Statistics | None:
+    """At ``--at best`` no comparison is a verdict on the configurations (compared.AT_BEST_REASON),
+    nor at ``--at last:K`` one of runs whose last K values start at different steps
+    (compared.no_verdict_across_windows)."""
+    if statistics is None:
+        return None
+    if report.objective.at == "best":
+        return compared.no_verdict_at_best(statistics)
+    return compared.no_verdict_across_windows(statistics, report, groups)
 
 
 def _add_caveats(
@@ -169,7 +183,8 @@ def _add_caveats(
     outcome.seedless = compared.seed_changed_nothing(report, groups, plan.path)
     configurations = dropout.configurations(report, plan, request.seeds)
     values = {g: [v for _, v in r] for g, r in runs.items()}
-    outcome.winner = winner.sentence(statistics, values, configurations)
+    untested = compared.best_untested(report, groups) or sequential_table.best_untested(after_looks)
+    outcome.winner = winner.sentence(statistics, values, configurations, untested=untested)
     k = rep.last_k(report.objective.at)
     scored = values if k is None else _each_logged(report, runs, k)
     outcome.items = eval_items.sentence(report.objective.metric, scored, statistics.methods.bounds)

@@ -27,11 +27,17 @@ from sweepgen.run.search import best_value
 
 
 def sentence(
-    statistics: stats.Statistics, values: Mapping[str, Sequence[float]], configurations: int = 0
+    statistics: stats.Statistics,
+    values: Mapping[str, Sequence[float]],
+    configurations: int = 0,
+    *,
+    untested: str | None = None,
 ) -> list[str]:
     """The best group's simultaneous interval, in one sentence (none: fewer than two groups, or the
     best one has no interval of its own: one run, or runs that all gave one value).
-    ``configurations``: how many the sweep has, those without a value too (dropout.configurations)."""
+    ``configurations``: how many the sweep has, those without a value too (dropout.configurations).
+    ``untested``: why no test of the values can say which group is best (``--at best``): said in
+    place of the test, never "better than every other group"."""
     groups = statistics.groups
     if len(groups) < 2:
         return []
@@ -46,7 +52,11 @@ def sentence(
         f"one's value its {best_value.LEVEL:.0%} interval is optimistic (the winner's curse): "
         f"[{low:.6g}, {high:.6g}] holds for whichever of the {_among(family, len(groups))} is picked "
         f"(Bonferroni, each at {1 - (1 - best_value.LEVEL) / family:.4%})"
-        + _is_it_best(statistics, values, best)
+        + (
+            f"; which group is best is not tested: {untested}"
+            if untested
+            else _is_it_best(statistics, values, best)
+        )
     ]
 
 
@@ -71,7 +81,12 @@ def _is_it_best(
         *((g.name, list(values.get(g.name, ()))) for g in others),
     ]
     tested = stats.compare(
-        named, baseline=best.name, mode=statistics.mode, methods=statistics.methods, seeds_needed=False
+        named,
+        baseline=best.name,
+        mode=statistics.mode,
+        methods=statistics.methods,
+        seeds_needed=False,
+        verdicts_only=True,  # the verdicts alone are read: a group Holm cannot reject costs no calibration
     )
     methods = statistics.methods.describe()
     how = (
