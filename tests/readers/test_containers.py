@@ -5,19 +5,13 @@ by its own option table, sweepgen/readers/launch/containers.py) and image under 
 from __future__ import annotations
 
 import pytest
+from diff_support import line_changes
 
-from sweepgen.readers.compare import compare
 from sweepgen.readers.shell.shellconfig import read_shell
 
 
 def _commands(script: str) -> dict:
     return read_shell(script + "\n").data["commands"]
-
-
-def _changes(one: str, two: str, tmp_path) -> list[str]:
-    (tmp_path / "a.sh").write_text(one + "\n")
-    (tmp_path / "b.sh").write_text(two + "\n")
-    return [change.dotted for change in compare(str(tmp_path / "a.sh"), str(tmp_path / "b.sh")).changes]
 
 
 @pytest.mark.parametrize("wrapper", ["apptainer exec --nv", "singularity exec -e", "enroot start --rw"])
@@ -41,11 +35,11 @@ def test_a_value_option_takes_the_next_word_and_a_switch_none():
 
 def test_edits_inside_and_around_the_container_are_changes(tmp_path):
     base = "apptainer exec --nv img.sif python t.py --lr 1"
-    assert _changes(base, base.replace("--lr 1", "--lr 2"), tmp_path) == ['commands["t.py"].--lr']
-    assert _changes(base, base.replace("img.sif", "img2.sif"), tmp_path)
-    assert _changes(base, base.replace("--nv ", ""), tmp_path)
-    assert _changes(base, base.replace("--nv", "--nv -B /data"), tmp_path)
-    assert _changes(base, base.replace("apptainer", "singularity"), tmp_path)
+    assert line_changes(base, base.replace("--lr 1", "--lr 2"), tmp_path) == ['commands["t.py"].--lr']
+    assert line_changes(base, base.replace("img.sif", "img2.sif"), tmp_path)
+    assert line_changes(base, base.replace("--nv ", ""), tmp_path)
+    assert line_changes(base, base.replace("--nv", "--nv -B /data"), tmp_path)
+    assert line_changes(base, base.replace("apptainer", "singularity"), tmp_path)
 
 
 def test_a_line_with_an_option_the_table_lacks_is_not_peeled():

@@ -5,44 +5,12 @@ stdin): `sweepgen diff` must never call the two equal."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
 import pytest
+from diff_support import STUB_STDIN, bash_sees, changes, needs_bash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sweepgen.readers.compare import compare
 from sweepgen.readers.shell.shellconfig import read_shell
-
-BASH = shutil.which("bash")
-needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
-
-_STUB = "python() { printf '<%s>' \"$@\"; echo; echo '[stdin]'; cat; echo '[/stdin]'; }\n"
-
-
-def _bash_sees(script: str, folder: Path) -> str:
-    (folder / "s.sh").write_text(_STUB + script)
-    run = subprocess.run(
-        [BASH, str(folder / "s.sh")],  # type: ignore[list-item]
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=folder,
-        env={"PATH": "/usr/bin:/bin"},
-        timeout=60,
-    )
-    return f"{run.stdout}rc={run.returncode}"
-
-
-def _changes(one: str, two: str) -> list[str]:
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "a.sh").write_text(one)
-        (Path(folder) / "b.sh").write_text(two)
-        return [change.dotted for change in compare(f"{folder}/a.sh", f"{folder}/b.sh").changes]
-
 
 PAIRS = [
     # two here-documents on one line: bash reads both bodies after the line, the last is stdin
@@ -89,8 +57,8 @@ PAIRS = [
 @needs_bash
 @pytest.mark.parametrize(("one", "two"), PAIRS)
 def test_scripts_bash_runs_differently_are_never_equal(one, two, tmp_path):
-    assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)
-    assert _changes(one, two)
+    assert bash_sees(one, tmp_path, stub=STUB_STDIN) != bash_sees(two, tmp_path, stub=STUB_STDIN)
+    assert changes(one, two)
 
 
 SAME = [
@@ -109,8 +77,8 @@ SAME = [
 @needs_bash
 @pytest.mark.parametrize(("one", "two"), SAME)
 def test_spellings_bash_runs_alike_are_equal(one, two, tmp_path):
-    assert _bash_sees(one, tmp_path) == _bash_sees(two, tmp_path)
-    assert _changes(one, two) == []
+    assert bash_sees(one, tmp_path, stub=STUB_STDIN) == bash_sees(two, tmp_path, stub=STUB_STDIN)
+    assert changes(one, two) == []
 
 
 def test_a_here_document_after_a_pipe_is_its_last_commands_stdin():
@@ -153,5 +121,5 @@ def _scripts(draw):
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(one=_scripts(), two=_scripts())
 def test_here_documents_bash_feeds_differently_are_never_equal(one, two, tmp_path):
-    if _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path):
-        assert _changes(one, two), (one, two)
+    if bash_sees(one, tmp_path, stub=STUB_STDIN) != bash_sees(two, tmp_path, stub=STUB_STDIN):
+        assert changes(one, two), (one, two)
