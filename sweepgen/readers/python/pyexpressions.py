@@ -25,6 +25,7 @@ from sweepgen.readers.python.pyvalues import (
     CallData,
     Function,
     ImportBase,
+    KeptView,
     Unknown,
     compare,
     dotted,
@@ -466,8 +467,11 @@ class Expressions:
     def method(self, receiver: Any, method: str, node: ast.Call) -> Any:
         if type(receiver) is dict and method in _VIEWS and id(node) not in self.views_iterated():
             # a view kept (`b = a.keys()`) is no list: not subscriptable, not JSON, and live (a key
-            # added to `a` later shows in it); only one iterated where it is written is its items
-            raise Unknown
+            # added to `a` later shows in it, `a = {}` later leaves it on the old dict); only one
+            # iterated where it is written is its items
+            if node.args or node.keywords:
+                raise Unknown  # a TypeError to Python: kept as source
+            return KeptView(normalised(node), receiver, self.read_text, self.filename, node.lineno)
         args = self.sequence(node.args, list)
         kwargs = self.keywords(node.keywords)
         return _METHODS[type(receiver)](receiver, method, args, kwargs)
