@@ -53,6 +53,25 @@ PAIRS = [
     ("echo a > in\npython e.py < in && python t.py\n", "echo a > in\npython e.py && python t.py < in\n"),
 ]
 
+# a command's redirections are performed left to right: the last one to stdin is its stdin, and
+# what an earlier one performed stays (a file opened, a `$(cmd)` run), whichever the grammar hangs
+# on the command and which on the statement
+_FILES = "echo 1 > in1\necho 2 > in2\n"
+PAIRS += [
+    ("python t.py <<<'one' <<A\nx\nA\n", "python t.py <<<'one' <<A\ny\nA\n"),
+    (_FILES + "python t.py <<<'one' < in1\n", _FILES + "python t.py <<<'one' < in2\n"),
+    (_FILES + "python t.py < in1 < in2\n", _FILES + "python t.py < in3 < in2\n"),
+    (
+        "python t.py <<<$(echo 1 > f) < /dev/null\ncat f\n",
+        "python t.py <<<$(echo 2 > f) < /dev/null\ncat f\n",
+    ),
+    ("python t.py <<<$(echo 1 > f) <<<x\ncat f\n", "python t.py <<<$(echo 2 > f) <<<x\ncat f\n"),
+    (
+        _FILES + "python t.py <<A < in1\n$(echo 1 > f)\nA\ncat f\n",
+        _FILES + "python t.py <<A < in1\n$(echo 2 > f)\nA\ncat f\n",
+    ),
+]
+
 
 @needs_bash
 @pytest.mark.parametrize(("one", "two"), PAIRS)
@@ -71,6 +90,11 @@ SAME = [
     # the first of two here-documents, text without an expansion: expanded and dropped, no change
     ("cat <<A <<B\nx\nA\ny\nB\n", "cat <<A <<B\nq\nA\ny\nB\n"),
     ("cat <<'A' <<B\n$(echo 1 > f)\nA\ny\nB\n", "cat <<'A' <<B\n$(echo 2 > f)\nA\ny\nB\n"),
+    # a here-string a later here-document or `< f` replaces: its plain text is read by no one
+    ("python t.py <<<'one' <<A\nx\nA\n", "python t.py <<<'two' <<A\nx\nA\n"),
+    ("python t.py <<<one <<A\nx\nA\n", "python t.py <<A\nx\nA\n"),
+    ("python t.py <<<'one' < /dev/null\n", "python t.py <<<'two' < /dev/null\n"),
+    ("python t.py <<<'one' <<<'two'\n", "python t.py <<<'two'\n"),
 ]
 
 
@@ -121,5 +145,32 @@ def _scripts(draw):
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(one=_scripts(), two=_scripts())
 def test_here_documents_bash_feeds_differently_are_never_equal(one, two, tmp_path):
+    if bash_sees(one, tmp_path, stub=STUB_STDIN) != bash_sees(two, tmp_path, stub=STUB_STDIN):
+        assert changes(one, two), (one, two)
+
+
+_STDIN = ["<<<w", "<<<$(echo 1 > f)", "<<<$(echo 2 > f)", "< in1", "< in2", "< in3", "<<{}", "<<'{}'"]
+_BODIES = ["x", "y", "$(echo 3 > f)", "$(echo 4 > f)"]
+
+
+@st.composite
+def _redirected(draw):
+    """A command with two to four redirections of its stdin, each here-document's body after it."""
+    line, bodies = "python t.py", ""
+    for index in range(draw(st.integers(2, 4))):
+        form = draw(st.sampled_from(_STDIN))
+        if "{}" in form:
+            delimiter = "ABCD"[index]
+            line += " " + form.format(delimiter)
+            bodies += draw(st.sampled_from(_BODIES)) + "\n" + delimiter + "\n"
+        else:
+            line += " " + form
+    return "rm -f f\n" + _FILES + line + "\n" + bodies + "cat f\n"
+
+
+@needs_bash
+@settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(one=_redirected(), two=_redirected())
+def test_redirections_of_stdin_bash_performs_differently_are_never_equal(one, two, tmp_path):
     if bash_sees(one, tmp_path, stub=STUB_STDIN) != bash_sees(two, tmp_path, stub=STUB_STDIN):
         assert changes(one, two), (one, two)
