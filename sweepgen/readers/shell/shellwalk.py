@@ -111,8 +111,8 @@ class Walk:
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
-    def command(self, node: Any, when: list[str], *rest: Any) -> None:  # redirects, heredoc, extra words
-        raise NotImplementedError
+    def command(self, node: Any, when: list[str], *rest: Any, **options: Any) -> None:
+        raise NotImplementedError  # redirects, heredoc, extra words; redirected=
 
     def assign(self, node: Any, when: list[str], *, export: bool = False) -> None:
         raise NotImplementedError
@@ -659,12 +659,12 @@ class Walk:
         """Apply a redirected statement's redirections (every named child but its body) to ``state``,
         after those of ``heredoc`` (an ``inner_redirections`` result); the body of its last
         here-document, if any."""
-        heredoc = None if heredoc is _NONE else heredoc
+        found: Field | None = None if heredoc is _NONE else heredoc
         for child in node.children:
             if child is not body and child.is_named:
-                heredoc = self.own_heredoc(child, state) or heredoc
+                found = self.own_heredoc(child, state) or found
         self.settle_heredocs(state)
-        return heredoc
+        return found
 
     def settle_heredocs(self, state: dict[str, Any]) -> None:
         """The redirections read: the last here-document is the command's stdin, not replaced."""
@@ -804,7 +804,7 @@ class Walk:
         elif op in ("<", "<>") and fd in (None, 0):
             self.replace_stdin(state, f"< {target}")
         elif op in ("<", "<>"):
-            state[names.get(fd, f"@fd{fd}")] = f"< {target}"
+            state[names.get(fd or 0, f"@fd{fd}")] = f"< {target}"
         else:  # >, >>, >|
             mode = ">>" if op == ">>" else ">"
             state[names.get(fd if fd is not None else 1, f"@fd{fd}")] = f"{mode} {target}"
