@@ -12,6 +12,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.launch import sbatch
+from sweepgen.readers.launch.slurm_options import given_again
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shell import shellheredoc
 from sweepgen.readers.shell.shellbinds import bound_names
@@ -481,7 +482,7 @@ class Walk:
             return
         for key, value in flags.items():
             self.result.lines[("sbatch", key)] = self.line(node)
-            self.sbatch[key] = value if key not in self.sbatch else [self.sbatch[key], value]
+            self.sbatch[key] = value if key not in self.sbatch else given_again(key, self.sbatch[key], value)
 
     def and_or(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         children = node.children
