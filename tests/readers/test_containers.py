@@ -47,3 +47,25 @@ def test_a_line_with_an_option_the_table_lacks_is_not_peeled():
     # value or the reverse: the words stay the command's, compared as before
     assert "t.py" not in _commands("apptainer exec --brand-new img.sif python t.py --lr 1")
     assert "t.py" not in _commands("enroot start -x img python t.py")
+
+
+@pytest.mark.parametrize(
+    ("options", "read"),
+    [
+        # SingularityCE's own (cmd/internal/cli/action_flags.go): switches and options with a value
+        ("--no-setgroups --nv", {"--no-setgroups": True, "--nv": True}),
+        ("--oci --keep-layers", {"--oci": True, "--keep-layers": True}),
+        ("--no-pid --no-compat --sif-fuse", {"--no-pid": True, "--no-compat": True, "--sif-fuse": True}),
+        ("--data d.sif --device nvidia.com/gpu=all", {"--data": "d.sif", "--device": "nvidia.com/gpu=all"}),
+        ("--netns-path=/run/netns/a --tmp-sandbox", {"--netns-path": "/run/netns/a", "--tmp-sandbox": True}),
+    ],
+)
+def test_singularityce_options_are_read_as_singularityce_reads_them(options, read):
+    command = _commands(f"singularity exec {options} img.sif python t.py --lr 1")["t.py"]
+    assert command["--lr"] == 1 and command["@launcher"]["singularity exec"] == {**read, "@image": "img.sif"}
+
+
+def test_a_singularityce_switch_respelled_is_no_change_and_the_program_inside_is_compared(tmp_path):
+    base = "singularity exec --oci --data=d.sif img.sif python t.py --lr 1"
+    assert line_changes(base, base.replace("--data=d.sif", "--data d.sif"), tmp_path) == []
+    assert line_changes(base, base.replace("--lr 1", "--lr 2"), tmp_path) == ['commands["t.py"].--lr']

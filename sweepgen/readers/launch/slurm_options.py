@@ -42,6 +42,29 @@ class Options:
     optional_value: frozenset[str]  # long names whose value must be attached (--no-kill[=off])
 
 
+# the options pyxis (NVIDIA's SPANK plugin for containers) adds to srun and sbatch, from its
+# spank_opts table (github.com/NVIDIA/pyxis, args.c): `srun --container-image=IMG python t.py`
+PYXIS_VALUES = frozenset({
+    "--container-env", "--container-image", "--container-mounts", "--container-name", "--container-save",
+    "--container-workdir",
+})  # fmt: skip
+PYXIS_SWITCHES = frozenset({
+    "--container-entrypoint", "--container-entrypoint-log", "--container-mount-home", "--container-readonly",
+    "--container-remap-root", "--container-writable", "--no-container-entrypoint",
+    "--no-container-mount-home", "--no-container-remap-root",
+})  # fmt: skip
+
+
+def with_pyxis(options: Options) -> Options:
+    """A Slurm command's options (its man page) and pyxis's, as a cluster with pyxis reads them."""
+    return Options(
+        options.short_to_long,
+        options.value | PYXIS_VALUES,
+        options.no_value | PYXIS_SWITCHES,
+        options.optional_value,
+    )
+
+
 def _slurm_value(raw: str) -> int | str:
     """A value as Slurm reads it: a plain decimal integer is a number, anything else its string."""
     return int(raw) if _DECIMAL.fullmatch(raw) else raw
