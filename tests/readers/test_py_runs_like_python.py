@@ -422,3 +422,31 @@ def test_property_a_kept_view_reads_as_python_runs_it(steps, data):
     one, two = "\n".join(steps) + "\n", "\n".join(edited) + "\n"
     if _seen(one) != _seen(two):
         assert changes(one, two, ".py"), (one, two)
+
+
+# a generator expression, zip, enumerate and reversed kept run over the objects they were given when
+# they are read: an item appended to that list later (even after `a = []`) is in them
+_LAZY = [
+    "a = [1]\ng = (x for x in a)\na.append({n})\na = []\ny = list(g)\n",
+    "a = [1]\nk = 2\ng = (x * k for x in a)\nk = {n}\ny = list(g)\nk = 5\n",
+    "a = [1]\nm = zip(a, a)\na.append({n})\na = []\ny = list(m)\n",
+    "a = [1]\nm = enumerate(a)\na.append({n})\na = []\ny = list(m)\n",
+    "a = [1]\nm = reversed(a)\na[0] = {n}\na = []\ny = list(m)\n",
+    "a = [1]\nc = T(items=(x for x in a))\na.append({n})\na = []\n",
+]
+
+
+@pytest.mark.parametrize("program", _LAZY)
+def test_a_lazy_iterator_kept_reads_its_list_when_it_is_read(program):
+    one, two = program.format(n=2), program.format(n=3)
+    if "T(" not in program:  # the oracle (a call to code outside the file cannot run here)
+        assert _seen(one) != _seen(two)
+    assert changes(one, two, ".py")
+
+
+def test_a_lazy_iterator_read_where_it_is_written_is_its_items():
+    source = (
+        "a = [3, 1]\nb = list(zip(a, a))\nc = sorted(x for x in a)\nd = ', '.join(str(x) for x in a)\n"
+        "e = list(enumerate(a, 1))\nf = [x for x in reversed(a)]\ng = sum(x for x in a)\n"
+    )
+    assert read_python(source).data == _run(source)

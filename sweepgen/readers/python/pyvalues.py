@@ -38,14 +38,13 @@ class KeptView(NotEvaluated):
     as that dict holds now, whatever name holds it later (``a = {}`` after the view leaves the view
     on the old dict, and a key added to that dict before still shows in it). Its source is written
     each time it is read, so a part not evaluated that reads the view, and the view itself at the
-    end, show the dict's values then."""
+    end, show the dict's values then. A generator expression, ``zip``, ``enumerate`` and
+    ``reversed`` kept are read so too, over the objects they were given."""
 
     __slots__ = ("call", "held", "text")
     __hash__ = None  # type: ignore[assignment]  # unhashable, as Python's views are
 
-    def __init__(
-        self, call: str, held: dict[Any, Any], text: Callable[[Any], str], where: str, line: int
-    ) -> None:
+    def __init__(self, call: str, held: Any, text: Callable[[Any], str], where: str, line: int) -> None:
         self.call, self.held, self.text = call, held, text
         self.where, self.line = where, line
 
@@ -69,10 +68,15 @@ def frozen_views(value: Any, memo: dict[int, Any] | None = None) -> Any:
     elif isinstance(value, list):
         value[:] = [frozen_views(item, memo) for item in value]
     else:
-        items = [frozen_views(item, memo) for item in value]
-        if any(a is not b for a, b in zip(items, value)):
-            memo[id(value)] = type(value)(items)
+        memo[id(value)] = _frozen_items(value, memo)
     return memo[id(value)]
+
+
+def _frozen_items(value: Any, memo: dict[int, Any]) -> Any:
+    """A tuple or set with its views frozen: a new one where any item was one, else itself."""
+    items = [frozen_views(item, memo) for item in value]
+    changed = any(a is not b for a, b in zip(items, value))
+    return type(value)(items) if changed else value
 
 
 NO_DEFAULT: Any = object()  # a keyword-only parameter without a default

@@ -679,14 +679,7 @@ class Walk:
     def heredoc_redirect(self, node: Any, state: dict[str, Any]) -> Field | None:
         """``<<EOF``: its expanded body, the command's stdin until a later redirection replaces it;
         the redirections the grammar hangs on it (``cat <<EOF < f``) are written after it."""
-        body = next((c for c in node.children if c.type == "heredoc_body"), None)
-        start = next((c for c in node.children if c.type == "heredoc_start"), None)
-        strip_tabs = any(c.type == "<<-" for c in node.children)
-        raw = self.body_text(body, start) if body is not None else ""
-        if strip_tabs:
-            raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
-        # any quoting in the delimiter (`'EOF'`, `E\OF`, `E"O"F`) leaves the body as written
-        quoted = start is not None and any(mark in self.text(start) for mark in "'\"\\")
+        raw, quoted = self.heredoc_raw(node)
         text, known = (raw, True) if quoted else self.heredoc_text(raw)
         if not known:
             self.opaque = True
@@ -696,6 +689,15 @@ class Walk:
             if child.is_named and child.type in REDIRECTS:
                 found = self.redirect(child, state) or found
         return found
+
+    def heredoc_raw(self, node: Any) -> tuple[str, bool]:
+        """A here-document's body as written (``<<-`` strips its tabs), and whether its delimiter is
+        quoted: any quoting (`'EOF'`, `E\\OF`, `E"O"F`) leaves the body as written."""
+        body, start = _child(node, "heredoc_body"), _child(node, "heredoc_start")
+        raw = self.body_text(body, start) if body is not None else ""
+        if _child(node, "<<-") is not None:
+            raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
+        return raw, start is not None and _quoted(self.text(start))
 
     def stdin_heredoc(self, found: Field, state: dict[str, Any]) -> Field:
         """A here-document is the command's stdin now: what was (a file bash opened, a here-string
@@ -764,7 +766,7 @@ class Walk:
             state[_EXPANDING] = self.value(field)
         return field
 
-    def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:
+    def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # radon: exempt - a branch a form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""
         if node.type == "heredoc_redirect":
             return self.heredoc_redirect(node, state)
@@ -816,6 +818,14 @@ REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 _NONE: Any = object()  # no redirection written inside the command
 REPLACED = "@stdin-replaced"  # what bash performed for stdin before a later here-document replaced it
 _EXPANDING = "@heredoc-expanding"  # a here-document with an expansion, until a later one replaces it
+
+
+def _child(node: Any, kind: str) -> Any:
+    return next((c for c in node.children if c.type == kind), None)
+
+
+def _quoted(delimiter: str) -> bool:
+    return any(mark in delimiter for mark in "'\"\\")
 
 
 def _performed(stdin: Any) -> bool:
