@@ -408,7 +408,7 @@ def _view_program(draw: Any) -> list[str]:
     return steps
 
 
-@settings(deadline=None, max_examples=150)
+@settings(deadline=None, max_examples=80)
 @given(_view_program(), st.data())
 def test_property_a_kept_view_reads_as_python_runs_it(steps, data):
     # one step redrawn: where Python's program reads apart, diff never says "no differences"

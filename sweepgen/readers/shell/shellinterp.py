@@ -17,7 +17,7 @@ from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shell.shellbinds import ANY, bound_names
 from sweepgen.readers.shell.shellsource import sourced_file
 from sweepgen.readers.shell.shellvalues import POSITIONAL, mark_references
-from sweepgen.readers.shell.shellwalk import REDIRECTS, Walk, conditional, normalise_value
+from sweepgen.readers.shell.shellwalk import OPENED, REDIRECTS, Walk, conditional, normalise_value
 from sweepgen.readers.shell.shellwalk import REPLACED as _REPLACED
 from sweepgen.readers.shell.shellwords import (
     GLOB,
@@ -646,7 +646,7 @@ class Reader(Walk):
             data["@file"] = sourced_file(self.filename, words[1].text, words[1].known)  # part of the script
         if prefix or "@refused_env" in state:
             data["@env"] = {**prefix, **state.get("@refused_env", {})}
-        for key in ("@stdin", "@stdout", "@stderr", _REPLACED):
+        for key in ("@stdin", "@stdout", "@stderr", _REPLACED, OPENED):
             if key in state:
                 data[key] = state[key]
         for key, value in state.items():

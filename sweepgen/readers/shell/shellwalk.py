@@ -794,23 +794,25 @@ class Walk:
         names = {0: "@stdin", 1: "@stdout", 2: "@stderr"}
         if op in ("&>", "&>>") or (op == ">&" and fd is None and not target.isdigit() and target != "-"):
             mode = ">>" if op == "&>>" else ">"
-            state["@stdout"] = state["@stderr"] = f"{mode} {target}"
+            _output(state, "@stdout", f"{mode} {target}")
+            _output(state, "@stderr", f"{mode} {target}")
         elif op in (">&", "<&"):
             source = fd if fd is not None else (1 if op == ">&" else 0)
             if target.isdigit():
-                state[names.get(source, f"@fd{source}")] = state.get(
+                copied = state.get(
                     names.get(int(target), f"@fd{target}"),
                     {0: "stdin", 1: "stdout", 2: "stderr"}.get(int(target), target),
                 )
+                _output(state, names.get(source, f"@fd{source}"), copied)
             else:
-                state[names.get(source, f"@fd{source}")] = f"{op} {target}"
+                _output(state, names.get(source, f"@fd{source}"), f"{op} {target}")
         elif op in ("<", "<>") and fd in (None, 0):
             self.replace_stdin(state, f"< {target}")
         elif op in ("<", "<>"):
             state[names.get(fd or 0, f"@fd{fd}")] = f"< {target}"
         else:  # >, >>, >|
             mode = ">>" if op == ">>" else ">"
-            state[names.get(fd if fd is not None else 1, f"@fd{fd}")] = f"{mode} {target}"
+            _output(state, names.get(fd if fd is not None else 1, f"@fd{fd}"), f"{mode} {target}")
         return None
 
 
@@ -818,6 +820,18 @@ REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 _NONE: Any = object()  # no redirection written inside the command
 REPLACED = "@stdin-replaced"  # what bash performed for stdin before a later here-document replaced it
 _EXPANDING = "@heredoc-expanding"  # a here-document with an expansion, until a later one replaces it
+
+
+OPENED = "@opened"  # files bash opened for output (created, or emptied) that a later redirection replaced
+
+
+def _output(state: dict[str, Any], key: str, value: Any) -> None:
+    """``key`` (``@stdout``, ``@fd3``...) goes to ``value`` now; a file an earlier redirection opened
+    for it (``python t.py > a > b`` creates or empties ``a``) is kept under ``@opened``."""
+    before = state.get(key)
+    if isinstance(before, str) and before.startswith(">") and before != value:
+        state[OPENED] = [*state.get(OPENED, []), before]
+    state[key] = value
 
 
 def _child(node: Any, kind: str) -> Any:
