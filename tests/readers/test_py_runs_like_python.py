@@ -433,6 +433,9 @@ _LAZY = [
     "a = [1]\nm = enumerate(a)\na.append({n})\na = []\ny = list(m)\n",
     "a = [1]\nm = reversed(a)\na[0] = {n}\na = []\ny = list(m)\n",
     "a = [1]\nc = T(items=(x for x in a))\na.append({n})\na = []\n",
+    # a lambda's default is the object it was when the lambda was made
+    "a = [1]\nf = lambda x=a: list(x)\na.append({n})\na = []\ny = f()\n",
+    "k = {n}\nf = lambda x: x * k\ny = f(1)\nk = 5\n",
 ]
 
 

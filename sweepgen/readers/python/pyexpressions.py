@@ -302,6 +302,8 @@ class Expressions:
             return slice(*parts3)
         if isinstance(node, ast.GeneratorExp) and id(node) not in self.views_iterated():
             return self.kept_generator(node)
+        if isinstance(node, ast.Lambda):
+            return self.kept_lambda(node)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return self.comprehension(node)
         raise Unknown
@@ -322,6 +324,21 @@ class Expressions:
             return self.read_text(held) + (f" where {', '.join(rest)}" if rest else "")
 
         return KeptView(normalised(node), first, text, self.filename, node.lineno)
+
+    def kept_lambda(self, node: ast.Lambda) -> NotEvaluated:
+        """A lambda, with the values its body's names hold now (a call of it is kept as a record
+        that never shows them); its defaults are the objects they were when it was made, live (a
+        list edited later shows in them, also after its name is rebound)."""
+        names = sorted(_names_in([node.body]) - _parameters(node.args))
+        rest = [f"{n}={self.read_text(self.lookup(n))}" for n in names if self.visible(n)]
+        where = f" where {', '.join(rest)}" if rest else ""
+        defaults = [d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None]
+        if not defaults:
+            return NotEvaluated(normalised(node) + where, self.filename, node.lineno)
+        held = self.sequence(defaults, list)
+        return KeptView(
+            normalised(node), held, lambda values: self.read_text(values) + where, self.filename, node.lineno
+        )
 
     def rest_read(self, node: ast.GeneratorExp) -> list[tuple[str, str]]:
         """The names a generator expression reads past its first iterable, bound in the file, with
@@ -842,6 +859,11 @@ def _later_reads(node: ast.GeneratorExp) -> list[str]:
     own = _names_in([g.target for g in node.generators])
     conditions = [c for g in node.generators for c in g.ifs]
     return sorted(_names_in([node.elt, *(g.iter for g in node.generators[1:]), *conditions]) - own)
+
+
+def _parameters(args: ast.arguments) -> set[str]:
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {a.arg for a in every if a is not None}
 
 
 def _names_in(parts: list[ast.expr]) -> set[str]:
