@@ -5,19 +5,13 @@ by its own option table, sweepgen/readers/launch/containers.py) and image under 
 from __future__ import annotations
 
 import pytest
+from diff_support import line_changes
 
-from sweepgen.readers.compare import compare
 from sweepgen.readers.shell.shellconfig import read_shell
 
 
 def _commands(script: str) -> dict:
     return read_shell(script + "\n").data["commands"]
-
-
-def _changes(one: str, two: str, tmp_path) -> list[str]:
-    (tmp_path / "a.sh").write_text(one + "\n")
-    (tmp_path / "b.sh").write_text(two + "\n")
-    return [change.dotted for change in compare(str(tmp_path / "a.sh"), str(tmp_path / "b.sh")).changes]
 
 
 @pytest.mark.parametrize("wrapper", ["apptainer exec --nv", "singularity exec -e", "enroot start --rw"])
@@ -41,11 +35,11 @@ def test_a_value_option_takes_the_next_word_and_a_switch_none():
 
 def test_edits_inside_and_around_the_container_are_changes(tmp_path):
     base = "apptainer exec --nv img.sif python t.py --lr 1"
-    assert _changes(base, base.replace("--lr 1", "--lr 2"), tmp_path) == ['commands["t.py"].--lr']
-    assert _changes(base, base.replace("img.sif", "img2.sif"), tmp_path)
-    assert _changes(base, base.replace("--nv ", ""), tmp_path)
-    assert _changes(base, base.replace("--nv", "--nv -B /data"), tmp_path)
-    assert _changes(base, base.replace("apptainer", "singularity"), tmp_path)
+    assert line_changes(base, base.replace("--lr 1", "--lr 2"), tmp_path) == ['commands["t.py"].--lr']
+    assert line_changes(base, base.replace("img.sif", "img2.sif"), tmp_path)
+    assert line_changes(base, base.replace("--nv ", ""), tmp_path)
+    assert line_changes(base, base.replace("--nv", "--nv -B /data"), tmp_path)
+    assert line_changes(base, base.replace("apptainer", "singularity"), tmp_path)
 
 
 def test_a_line_with_an_option_the_table_lacks_is_not_peeled():
@@ -53,3 +47,25 @@ def test_a_line_with_an_option_the_table_lacks_is_not_peeled():
     # value or the reverse: the words stay the command's, compared as before
     assert "t.py" not in _commands("apptainer exec --brand-new img.sif python t.py --lr 1")
     assert "t.py" not in _commands("enroot start -x img python t.py")
+
+
+@pytest.mark.parametrize(
+    ("options", "read"),
+    [
+        # SingularityCE's own (cmd/internal/cli/action_flags.go): switches and options with a value
+        ("--no-setgroups --nv", {"--no-setgroups": True, "--nv": True}),
+        ("--oci --keep-layers", {"--oci": True, "--keep-layers": True}),
+        ("--no-pid --no-compat --sif-fuse", {"--no-pid": True, "--no-compat": True, "--sif-fuse": True}),
+        ("--data d.sif --device nvidia.com/gpu=all", {"--data": "d.sif", "--device": "nvidia.com/gpu=all"}),
+        ("--netns-path=/run/netns/a --tmp-sandbox", {"--netns-path": "/run/netns/a", "--tmp-sandbox": True}),
+    ],
+)
+def test_singularityce_options_are_read_as_singularityce_reads_them(options, read):
+    command = _commands(f"singularity exec {options} img.sif python t.py --lr 1")["t.py"]
+    assert command["--lr"] == 1 and command["@launcher"]["singularity exec"] == {**read, "@image": "img.sif"}
+
+
+def test_a_singularityce_switch_respelled_is_no_change_and_the_program_inside_is_compared(tmp_path):
+    base = "singularity exec --oci --data=d.sif img.sif python t.py --lr 1"
+    assert line_changes(base, base.replace("--data=d.sif", "--data d.sif"), tmp_path) == []
+    assert line_changes(base, base.replace("--lr 1", "--lr 2"), tmp_path) == ['commands["t.py"].--lr']

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from diff_support import changes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -347,3 +348,108 @@ def test_an_assignment_the_reader_cannot_place_keeps_what_it_writes_into(one, tw
     (tmp_path / "a.py").write_text("from lib import T\n" + one)
     (tmp_path / "b.py").write_text("from lib import T\n" + two)
     assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+
+
+# a dict view kept is live and stays on the dict it was taken of: `a = {...}` after it leaves the
+# view on the old dict, which an edit made before the rebinding still changes
+_VIEW_APART = [
+    (
+        "a = {'x': 1}\nb = a.values()\na['x'] = 2\na = {}\n",
+        "a = {'x': 1}\nb = a.values()\na['x'] = 3\na = {}\n",
+    ),
+    ("a = {'x': 1}\nb = a.keys()\na['y'] = 2\na = {}\n", "a = {'x': 1}\nb = a.keys()\na['z'] = 2\na = {}\n"),
+    (
+        "a = {'x': 1}\nb = a.items()\na.update(x=5)\nc = list(b)\na = {}\n",
+        "a = {'x': 1}\nb = a.items()\na.update(x=6)\nc = list(b)\na = {}\n",
+    ),
+    # read through the view before a later edit: what it held then
+    (
+        "a = {'x': 1}\nb = a.values()\na['x'] = 2\nc = sorted(b)\na['x'] = 4\na = {}\n",
+        "a = {'x': 1}\nb = a.values()\na['x'] = 3\nc = sorted(b)\na['x'] = 4\na = {}\n",
+    ),
+]
+
+
+def _seen(source: str) -> dict[str, Any]:
+    """What a program importing the config reads, a view by its items."""
+    views = (type({}.keys()), type({}.values()), type({}.items()))
+    return {k: (type(v).__name__, list(v)) if isinstance(v, views) else v for k, v in _run(source).items()}
+
+
+@pytest.mark.parametrize(("one", "two"), _VIEW_APART)
+def test_a_view_of_a_dict_edited_then_rebound_is_a_change(one, two):
+    assert _seen(one) != _seen(two)  # the oracle: a real change
+    assert changes(one, two, ".py")
+
+
+_VIEW_STEPS = [
+    "a[{k!r}] = {n}",
+    "a.update({k}={n})",
+    "a.pop({k!r}, None)",
+    "a = {{{k!r}: {n}}}",
+    "a.setdefault({k!r}, {n})",
+    "c = list(b)",
+    "c = sorted(b)",
+    "c = len(b)",
+    "c = {k!r} in b",
+]
+
+
+@st.composite
+def _view_program(draw: Any) -> list[str]:
+    """A dict, a view of it kept, then edits of the dict, reads of the view, rebindings."""
+    steps = [
+        f"a = {{'x': {draw(st.integers(0, 3))}}}",
+        f"b = a.{draw(st.sampled_from(['keys', 'values', 'items']))}()",
+    ]
+    for _ in range(draw(st.integers(1, 5))):
+        step = draw(st.sampled_from(_VIEW_STEPS))
+        steps.append(step.format(k=draw(st.sampled_from("xyz")), n=draw(st.integers(0, 3))))
+    return steps
+
+
+@settings(deadline=None, max_examples=80)
+@given(_view_program(), st.data())
+def test_property_a_kept_view_reads_as_python_runs_it(steps, data):
+    # one step redrawn: where Python's program reads apart, diff never says "no differences"
+    at = data.draw(st.integers(2, len(steps) - 1))
+    step = data.draw(st.sampled_from(_VIEW_STEPS))
+    edited = [
+        *steps[:at],
+        step.format(k=data.draw(st.sampled_from("xyz")), n=data.draw(st.integers(0, 3))),
+        *steps[at + 1 :],
+    ]
+    one, two = "\n".join(steps) + "\n", "\n".join(edited) + "\n"
+    if _seen(one) != _seen(two):
+        assert changes(one, two, ".py"), (one, two)
+
+
+# a generator expression, zip, enumerate and reversed kept run over the objects they were given when
+# they are read: an item appended to that list later (even after `a = []`) is in them
+_LAZY = [
+    "a = [1]\ng = (x for x in a)\na.append({n})\na = []\ny = list(g)\n",
+    "a = [1]\nk = 2\ng = (x * k for x in a)\nk = {n}\ny = list(g)\nk = 5\n",
+    "a = [1]\nm = zip(a, a)\na.append({n})\na = []\ny = list(m)\n",
+    "a = [1]\nm = enumerate(a)\na.append({n})\na = []\ny = list(m)\n",
+    "a = [1]\nm = reversed(a)\na[0] = {n}\na = []\ny = list(m)\n",
+    "a = [1]\nc = T(items=(x for x in a))\na.append({n})\na = []\n",
+    # a lambda's default is the object it was when the lambda was made
+    "a = [1]\nf = lambda x=a: list(x)\na.append({n})\na = []\ny = f()\n",
+    "k = {n}\nf = lambda x: x * k\ny = f(1)\nk = 5\n",
+]
+
+
+@pytest.mark.parametrize("program", _LAZY)
+def test_a_lazy_iterator_kept_reads_its_list_when_it_is_read(program):
+    one, two = program.format(n=2), program.format(n=3)
+    if "T(" not in program:  # the oracle (a call to code outside the file cannot run here)
+        assert _seen(one) != _seen(two)
+    assert changes(one, two, ".py")
+
+
+def test_a_lazy_iterator_read_where_it_is_written_is_its_items():
+    source = (
+        "a = [3, 1]\nb = list(zip(a, a))\nc = sorted(x for x in a)\nd = ', '.join(str(x) for x in a)\n"
+        "e = list(enumerate(a, 1))\nf = [x for x in reversed(a)]\ng = sum(x for x in a)\n"
+    )
+    assert read_python(source).data == _run(source)

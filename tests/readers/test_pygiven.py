@@ -10,19 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from diff_support import changes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen.readers.compare import compare
 from sweepgen.readers.python.pyast import read_python
 
 _HEAD = "from lib import Trainer\n"
 
 
 def _changes(tmp_path: Path, one: str, two: str) -> list[str]:
-    (tmp_path / "a.py").write_text(_HEAD + one)
-    (tmp_path / "b.py").write_text(_HEAD + two)
-    return [c.dotted for c in compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes]
+    return changes(_HEAD + one, _HEAD + two, ".py", tmp_path)
 
 
 @pytest.mark.parametrize(

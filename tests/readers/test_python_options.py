@@ -7,23 +7,13 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
-
-from sweepgen.readers.compare import compare
+from diff_support import line_changes
 
 _SHOW = (
     "import sys; print(sys.argv[1:], sys.warnoptions, sys._xoptions, sys.flags.optimize, sys.flags.verbose)"
 )
-
-
-def _changes(one: str, two: str) -> list[str]:
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "a.sh").write_text(one + "\n")
-        (Path(folder) / "b.sh").write_text(two + "\n")
-        return [c.dotted for c in compare(f"{folder}/a.sh", f"{folder}/b.sh").changes]
 
 
 def _python_sees(options: list[str]) -> str:
@@ -46,7 +36,7 @@ def _python_sees(options: list[str]) -> str:
 )
 def test_spellings_cpython_reads_alike_are_equal(one, two):
     assert _python_sees(one) == _python_sees(two)  # the oracle
-    assert _changes(f"python {shlex.join(one)}", f"python {shlex.join(two)}") == []
+    assert line_changes(f"python {shlex.join(one)}", f"python {shlex.join(two)}") == []
 
 
 @pytest.mark.parametrize(
@@ -58,7 +48,7 @@ def test_spellings_cpython_reads_alike_are_equal(one, two):
     ],
 )
 def test_a_module_or_script_spelled_with_bundled_options_is_the_same_run(one, two):
-    assert _changes(one, two) == []
+    assert line_changes(one, two) == []
 
 
 @pytest.mark.parametrize(
@@ -72,4 +62,4 @@ def test_a_module_or_script_spelled_with_bundled_options_is_the_same_run(one, tw
     ],
 )
 def test_spellings_cpython_reads_apart_differ(one, two):
-    assert _changes(one, two)
+    assert line_changes(one, two)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from slurm_man_support import man_page, options_from_man
 
@@ -107,3 +109,96 @@ def test_sbatch_on_the_command_line_reads_its_options_up_to_the_script():
     # sbatch's own spellings are one option, as in `#SBATCH` lines
     spelled = read_shell("sbatch -N 2 --gres gpu:8 job.sh --lr 1\n").data["commands"]["sbatch"]
     assert spelled == {"--nodes": 2, "--gres": "gpu:8", "@script": "job.sh", "@argv": {"--lr": 1}}
+
+
+# (directives of one script, directives of another): sbatch submits the two as the same job, the
+# later of an option given twice replacing the earlier, a number read whatever its leading zeros
+_SBATCH_ALIKE = [
+    (["--time=1:00:00", "--time=2:00:00"], ["--time=2:00:00"]),
+    (["-t 7", "--time=05"], ["--time=5"]),
+    (["--time-min=3", "--time-min=04"], ["--time-min=4"]),
+    (["--nodes=2", "--nodes=01"], ["--nodes=1"]),  # one node in the cluster: the first would fail
+    (["--ntasks=1", "-n 02"], ["--ntasks=2"]),
+    (["--cpus-per-task=1", "--cpus-per-task=02"], ["--cpus-per-task=2"]),
+    (["--ntasks-per-node=1", "--ntasks-per-node=02"], ["--ntasks-per-node=2"]),
+    (["--mincpus=1", "--mincpus=02"], ["--mincpus=2"]),
+    (["--ntasks-per-core=01", "--ntasks-per-socket=02"], ["--ntasks-per-core=1", "--ntasks-per-socket=2"]),
+    (["--nice=1", "--nice=05"], ["--nice=5"]),
+    (
+        ["--sockets-per-node=01", "--cores-per-socket=02", "--threads-per-core=01"],
+        ["--sockets-per-node=1", "--cores-per-socket=2", "--threads-per-core=1"],
+    ),
+    (["--job-name=a", "-J b"], ["--job-name=b"]),
+    (["--comment=a", "--comment=b"], ["--comment=b"]),
+    (
+        [
+            "--output=/tmp/o1",
+            "-o /tmp/o2",
+            "--error=/tmp/e1",
+            "-e /tmp/e2",
+            "-i /dev/zero",
+            "--input=/dev/null",
+        ],
+        ["--output=/tmp/o2", "--error=/tmp/e2", "--input=/dev/null"],
+    ),
+    (["--mem=100", "--mem=200"], ["--mem=200"]),
+    (["--mem-per-cpu=100", "--mem-per-cpu=200"], ["--mem-per-cpu=200"]),
+    (["--chdir=/", "-D /tmp"], ["--chdir=/tmp"]),
+    (["--begin=now+1hour", "--begin=now+2hours"], ["--begin=now+2hours"]),
+]
+# what `scontrol show job` says of a job's request (times that move with the clock left out)
+_FIELDS = (
+    "TimeLimit", "TimeMin", "NumNodes", "NumTasks", "CPUs/Task", "MinCPUsNode", "NtasksPerN:B:S:C",
+    "Socks/Node", "Nice", "JobName", "Comment", "StdOut", "StdErr", "StdIn", "MinMemoryNode",
+    "MinMemoryCPU", "WorkDir", "ReqB:S:C:T",
+)  # fmt: skip
+
+
+def _job_request(directives: list[str], folder) -> dict[str, str]:
+    """What the real sbatch made of a script of these directives (submitted held, then cancelled)."""
+    script = folder / "job.sh"
+    script.write_text("#!/bin/bash\n" + "".join(f"#SBATCH {d}\n" for d in directives) + "true\n")
+    done = subprocess.run(
+        ["sbatch", "--hold", "--parsable", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=folder,
+    )
+    assert done.returncode == 0, (directives, done.stderr)
+    job = done.stdout.strip().split(";")[0]
+    try:
+        shown = subprocess.run(
+            ["scontrol", "show", "job", "-o", job], capture_output=True, text=True, timeout=60
+        ).stdout
+    finally:
+        subprocess.run(["scancel", job], capture_output=True, timeout=60)
+    # (the default output file is named by the job's id)
+    fields = dict(
+        part.replace(f"slurm-{job}.", "slurm-%j.").split("=", 1) for part in shown.split() if "=" in part
+    )
+    if "now+" in " ".join(directives):  # the begin time, to the minute from now
+        fields["StartTime"] = fields.get("StartTime", "")[:16]
+        return {k: fields.get(k, "") for k in (*_FIELDS, "StartTime")}
+    return {k: fields.get(k, "") for k in _FIELDS}
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize(("one", "two"), _SBATCH_ALIKE)
+def test_directives_sbatch_submits_alike_are_equal(one, two, slurm_cluster, tmp_path):
+    assert _job_request(one, tmp_path) == _job_request(two, tmp_path)  # the oracle: the real sbatch
+    assert _sbatch(*one) == _sbatch(*two)
+
+
+@pytest.mark.parametrize(("one", "two"), _SBATCH_ALIKE)
+def test_an_option_given_again_is_its_last_value_and_a_number_its_value(one, two):
+    # held to the real sbatch above (a `slurm` test); here without a cluster
+    assert _sbatch(*one) == _sbatch(*two)
+    # the first value alone is another job: never equal
+    assert _sbatch(one[0]) != _sbatch(*two) or one[0].replace(" ", "=") in two
+
+
+def test_an_option_slurm_keeps_every_value_of_stays_a_list():
+    assert _sbatch("--gres=gpu:1", "--gres=gpu:2")["--gres"] == ["gpu:1", "gpu:2"]
+    assert _sbatch("--job-name=02")["--job-name"] == "02"  # a name, not a number
+    assert _sbatch("--nodes=2-04")["--nodes"] == "2-04"  # a range stays as written

@@ -5,44 +5,12 @@ stdin): `sweepgen diff` must never call the two equal."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
 import pytest
+from diff_support import STUB_STDIN, bash_sees, changes, needs_bash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sweepgen.readers.compare import compare
 from sweepgen.readers.shell.shellconfig import read_shell
-
-BASH = shutil.which("bash")
-needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
-
-_STUB = "python() { printf '<%s>' \"$@\"; echo; echo '[stdin]'; cat; echo '[/stdin]'; }\n"
-
-
-def _bash_sees(script: str, folder: Path) -> str:
-    (folder / "s.sh").write_text(_STUB + script)
-    run = subprocess.run(
-        [BASH, str(folder / "s.sh")],  # type: ignore[list-item]
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=folder,
-        env={"PATH": "/usr/bin:/bin"},
-        timeout=60,
-    )
-    return f"{run.stdout}rc={run.returncode}"
-
-
-def _changes(one: str, two: str) -> list[str]:
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "a.sh").write_text(one)
-        (Path(folder) / "b.sh").write_text(two)
-        return [change.dotted for change in compare(f"{folder}/a.sh", f"{folder}/b.sh").changes]
-
 
 PAIRS = [
     # two here-documents on one line: bash reads both bodies after the line, the last is stdin
@@ -85,12 +53,41 @@ PAIRS = [
     ("echo a > in\npython e.py < in && python t.py\n", "echo a > in\npython e.py && python t.py < in\n"),
 ]
 
+# a command's redirections are performed left to right: the last one to stdin is its stdin, and
+# what an earlier one performed stays (a file opened, a `$(cmd)` run), whichever the grammar hangs
+# on the command and which on the statement
+_FILES = "echo 1 > in1\necho 2 > in2\n"
+PAIRS += [
+    ("python t.py <<<'one' <<A\nx\nA\n", "python t.py <<<'one' <<A\ny\nA\n"),
+    (_FILES + "python t.py <<<'one' < in1\n", _FILES + "python t.py <<<'one' < in2\n"),
+    (_FILES + "python t.py < in1 < in2\n", _FILES + "python t.py < in3 < in2\n"),
+    (
+        "python t.py <<<$(echo 1 > f) < /dev/null\ncat f\n",
+        "python t.py <<<$(echo 2 > f) < /dev/null\ncat f\n",
+    ),
+    ("python t.py <<<$(echo 1 > f) <<<x\ncat f\n", "python t.py <<<$(echo 2 > f) <<<x\ncat f\n"),
+    (
+        _FILES + "python t.py <<A < in1\n$(echo 1 > f)\nA\ncat f\n",
+        _FILES + "python t.py <<A < in1\n$(echo 2 > f)\nA\ncat f\n",
+    ),
+    # an output a later redirection replaces was opened all the same: the file is created (or
+    # emptied); `ls` shows it
+    ("python t.py > a > b\nls\n", "python t.py > c > b\nls\n"),
+    ("python t.py 2> a 2> b\nls\n", "python t.py 2> c 2> b\nls\n"),
+    ("python t.py > a 1>&2\nls\n", "python t.py 1>&2\nls\n"),
+    ("{ python t.py > a; } > log\nls\n", "{ python t.py > a; } > log2\nls\n"),
+]
+
 
 @needs_bash
 @pytest.mark.parametrize(("one", "two"), PAIRS)
 def test_scripts_bash_runs_differently_are_never_equal(one, two, tmp_path):
-    assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)
-    assert _changes(one, two)
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()  # each in a folder of its own: what one creates, the other never sees
+    assert bash_sees(one, tmp_path / "one", stub=STUB_STDIN) != bash_sees(
+        two, tmp_path / "two", stub=STUB_STDIN
+    )
+    assert changes(one, two)
 
 
 SAME = [
@@ -103,14 +100,21 @@ SAME = [
     # the first of two here-documents, text without an expansion: expanded and dropped, no change
     ("cat <<A <<B\nx\nA\ny\nB\n", "cat <<A <<B\nq\nA\ny\nB\n"),
     ("cat <<'A' <<B\n$(echo 1 > f)\nA\ny\nB\n", "cat <<'A' <<B\n$(echo 2 > f)\nA\ny\nB\n"),
+    # a here-string a later here-document or `< f` replaces: its plain text is read by no one
+    ("python t.py <<<'one' <<A\nx\nA\n", "python t.py <<<'two' <<A\nx\nA\n"),
+    ("python t.py <<<one <<A\nx\nA\n", "python t.py <<A\nx\nA\n"),
+    ("python t.py <<<'one' < /dev/null\n", "python t.py <<<'two' < /dev/null\n"),
+    ("python t.py <<<'one' <<<'two'\n", "python t.py <<<'two'\n"),
+    ("python t.py > a > a\nls\n", "python t.py > a\nls\n"),
+    ("python t.py > log 2>&1\nls\n", "python t.py &> log\nls\n"),
 ]
 
 
 @needs_bash
 @pytest.mark.parametrize(("one", "two"), SAME)
 def test_spellings_bash_runs_alike_are_equal(one, two, tmp_path):
-    assert _bash_sees(one, tmp_path) == _bash_sees(two, tmp_path)
-    assert _changes(one, two) == []
+    assert bash_sees(one, tmp_path, stub=STUB_STDIN) == bash_sees(two, tmp_path, stub=STUB_STDIN)
+    assert changes(one, two) == []
 
 
 def test_a_here_document_after_a_pipe_is_its_last_commands_stdin():
@@ -153,5 +157,32 @@ def _scripts(draw):
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(one=_scripts(), two=_scripts())
 def test_here_documents_bash_feeds_differently_are_never_equal(one, two, tmp_path):
-    if _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path):
-        assert _changes(one, two), (one, two)
+    if bash_sees(one, tmp_path, stub=STUB_STDIN) != bash_sees(two, tmp_path, stub=STUB_STDIN):
+        assert changes(one, two), (one, two)
+
+
+_STDIN = ["<<<w", "<<<$(echo 1 > f)", "<<<$(echo 2 > f)", "< in1", "< in2", "< in3", "<<{}", "<<'{}'"]
+_BODIES = ["x", "y", "$(echo 3 > f)", "$(echo 4 > f)"]
+
+
+@st.composite
+def _redirected(draw):
+    """A command with two to four redirections of its stdin, each here-document's body after it."""
+    line, bodies = "python t.py", ""
+    for index in range(draw(st.integers(2, 4))):
+        form = draw(st.sampled_from(_STDIN))
+        if "{}" in form:
+            delimiter = "ABCD"[index]
+            line += " " + form.format(delimiter)
+            bodies += draw(st.sampled_from(_BODIES)) + "\n" + delimiter + "\n"
+        else:
+            line += " " + form
+    return "rm -f f\n" + _FILES + line + "\n" + bodies + "cat f\n"
+
+
+@needs_bash
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(one=_redirected(), two=_redirected())
+def test_redirections_of_stdin_bash_performs_differently_are_never_equal(one, two, tmp_path):
+    if bash_sees(one, tmp_path, stub=STUB_STDIN) != bash_sees(two, tmp_path, stub=STUB_STDIN):
+        assert changes(one, two), (one, two)

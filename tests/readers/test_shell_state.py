@@ -6,51 +6,19 @@ never call the two equal."""
 
 from __future__ import annotations
 
-import shutil
+import functools
 import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
+from diff_support import BASH, STUB_ENV, bash_sees, changes, needs_bash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sweepgen.readers.compare import compare
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.shell.shellconfig import read_shell
 
-BASH = shutil.which("bash")
-needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
-
-# the program a script runs, as bash runs it: each word it gets, then its environment (sorted, bash's
-# own variables left out); the script gets two arguments, the first holding a blank
-_STUB = (
-    "python() { printf '<%s>' \"$@\"; echo; env | LC_ALL=C sort | "
-    "grep -vE '^(_|SHLVL|PWD|OLDPWD|BASH_[A-Z_]*)='; }\n"
-)
-
-
-def _bash_sees(script: str, tmp_path, environment: dict[str, str] | None = None) -> str:
-    path = tmp_path / "s.sh"
-    path.write_text(_STUB + script)
-    run = subprocess.run(
-        [BASH, str(path), "p q", "r"],  # type: ignore[list-item]
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", **(environment or {})},
-        timeout=60,
-    )
-    return f"{run.stdout}rc={run.returncode}"
-
-
-def _changes(one: str, two: str) -> list[str]:
-    """What `sweepgen diff` reports on the two scripts (through compare: `@order` included)."""
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "a.sh").write_text(one)
-        (Path(folder) / "b.sh").write_text(two)
-        return [change.dotted for change in compare(f"{folder}/a.sh", f"{folder}/b.sh").changes]
+# the script gets two arguments, the first holding a blank
+_bash_sees = functools.partial(bash_sees, args=("p q", "r"))
 
 
 PAIRS = [
@@ -295,7 +263,7 @@ PAIRS = [
 @pytest.mark.parametrize(("one", "two"), PAIRS)
 def test_a_pair_bash_runs_apart_is_never_equal(one, two, tmp_path):
     assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)  # the oracle: a real change
-    assert _changes(one, two)
+    assert changes(one, two)
 
 
 @needs_bash
@@ -309,16 +277,20 @@ def test_a_pair_bash_runs_apart_is_never_equal(one, two, tmp_path):
     ],
 )
 def test_what_the_environment_may_hold_is_never_taken_as_empty(one, two, tmp_path):
-    assert _bash_sees(one, tmp_path, {"X": "e"}) != _bash_sees(two, tmp_path, {"X": "e"})
-    assert _changes(one, two)
+    assert _bash_sees(one, tmp_path, environment={"X": "e"}) != _bash_sees(
+        two, tmp_path, environment={"X": "e"}
+    )
+    assert changes(one, two)
 
 
 @needs_bash
 def test_an_unset_variable_is_never_the_environments(tmp_path):
     # with X in the environment, `unset X` empties what the program gets
     one, two = "unset X\npython t.py $X\n", "python t.py $X\n"
-    assert _bash_sees(one, tmp_path, {"X": "e"}) != _bash_sees(two, tmp_path, {"X": "e"})
-    assert _changes(one, two)
+    assert _bash_sees(one, tmp_path, environment={"X": "e"}) != _bash_sees(
+        two, tmp_path, environment={"X": "e"}
+    )
+    assert changes(one, two)
 
 
 def test_a_refused_assignment_keeps_the_value_and_shows_the_attempt():
@@ -350,7 +322,7 @@ def test_lastpipe_set_under_a_condition_leaves_what_the_last_part_binds_unknown(
 def test_positionals_after_a_known_shift_are_counted_and_options_are_no_new_list():
     one = "shift\nshift 2\nX=$1\npython t.py $X\n"
     two = "shift 3\nX=$1\npython t.py $X\n"
-    assert _changes(one, two) == ["commands.shift.@args", 'commands["shift #2"]']  # `$1` reads the same
+    assert changes(one, two) == ["commands.shift.@args", 'commands["shift #2"]']  # `$1` reads the same
     assert read_shell(two).data["commands"]["t.py"]["@args"][0].source == "${1 after shift 3}"
     # `set -euo pipefail` and `set +x` set options only: `$1` is still the script's
     for options in ("set -euo pipefail", "set +x", "set -o errexit"):
@@ -377,7 +349,7 @@ def test_the_shebang_is_the_program_that_runs_a_script(one, two, tmp_path):
     for name, script in (("a.sh", one), ("b.sh", two)):
         first, rest = script.split("\n", 1)
         path = tmp_path / name
-        path.write_text(f"{first}\n{_STUB}{rest}")
+        path.write_text(f"{first}\n{STUB_ENV}{rest}")
         path.chmod(0o755)
         try:
             run = subprocess.run(
@@ -388,7 +360,7 @@ def test_the_shebang_is_the_program_that_runs_a_script(one, two, tmp_path):
             continue
         seen.append(f"{run.stdout}rc={run.returncode}")
     assert seen[0] != seen[1]
-    assert _changes(one, two) == ["@shebang"]
+    assert changes(one, two) == ["@shebang"]
     assert read_shell("#!  /bin/bash   -e \t\npython t.py\n").data["@shebang"] == "/bin/bash -e"
 
 
@@ -503,14 +475,14 @@ def test_property_an_edit_bash_runs_apart_is_never_equal(statements, edit, tmp_p
     two = _PRELUDE + "\n".join(_mutated(statements, edit)) + "\n"
     # what the programs get, not the script's own exit status (not modelled: the last statement's)
     if _bash_sees(one, tmp_path).rsplit("rc=", 1)[0] != _bash_sees(two, tmp_path).rsplit("rc=", 1)[0]:
-        assert _changes(one, two), f"bash runs these apart, diff calls them equal:\n{one}---\n{two}"
+        assert changes(one, two), f"bash runs these apart, diff calls them equal:\n{one}---\n{two}"
 
 
 def test_a_launcher_running_a_module_is_not_one_running_a_file():
     # `accelerate launch -m pkg.t` imports the module pkg.t; `accelerate launch pkg.t` runs a file
     for launcher, flag in (("accelerate launch", "-m"), ("deepspeed", "--module"), ("torchrun", "-m")):
-        assert _changes(f"{launcher} {flag} pkg.t --x 1\n", f"{launcher} pkg.t --x 1\n")
-    assert _changes("python t.py |& tee log\n", "python t.py 2>&1 | tee log\n") == []
+        assert changes(f"{launcher} {flag} pkg.t --x 1\n", f"{launcher} pkg.t --x 1\n")
+    assert changes("python t.py |& tee log\n", "python t.py 2>&1 | tee log\n") == []
 
 
 # lines the bash grammar reads without an error node, some of which bash refuses (`bash -n`)
@@ -550,7 +522,7 @@ def test_a_script_bash_refuses_shows_where(script):
     data = read_shell(script).data
     assert ("@syntax_error" in data) == (checked.returncode != 0), checked.stderr
     if checked.returncode:
-        assert _changes(script, "python t.py\n")  # never equal to a script bash runs
+        assert changes(script, "python t.py\n")  # never equal to a script bash runs
 
 
 @needs_bash
@@ -589,7 +561,7 @@ def test_property_continuations_read_as_bash_joins_them(parts, tmp_path):
     script = "X=v\npython t.py" + "".join(gap + piece for gap, piece in parts) + "\n"
     one_line = script.replace("\\\n", "")
     assert _bash_sees(script, tmp_path) == _bash_sees(one_line, tmp_path)  # the oracle
-    assert _changes(script, one_line) == []
+    assert changes(script, one_line) == []
 
 
 # `$LINENO` is the line running now: the same statement one line lower gives the program another
@@ -624,9 +596,9 @@ QUOTED_READS = [
 @pytest.mark.parametrize(("one", "two"), LINENO_PAIRS + QUOTED_READS)
 def test_what_an_expansion_reads_where_it_runs_is_compared(one, two, tmp_path):
     assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)
-    assert _changes(one, two)
+    assert changes(one, two)
     # the same statements on the same lines, after a blank line became a comment: still equal
-    assert _changes(one, one.replace("\n\n", "\n# note\n")) == []
+    assert changes(one, one.replace("\n\n", "\n# note\n")) == []
 
 
 @pytest.mark.parametrize("delimiter", ["E\\OF", "\\EOF", "'EOF'", "E\\O\\F"])

@@ -4,10 +4,10 @@ text bash gives for random values and patterns; a form whose input is not known 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 
 import pytest
+from diff_support import BASH, bash_output, needs_bash
 from fs_support import sweepgen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,9 +15,6 @@ from hypothesis import strategies as st
 from sweepgen.readers.diff import diff
 from sweepgen.readers.shell.shellconfig import read_shell
 from sweepgen.readers.shell.shellwords import Partial, ansi_c, expand_quoted
-
-BASH = shutil.which("bash")
-needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
 
 # every form bash defines, on a scalar x, an array a, and a pattern p / replacement r spliced in
 FORMS = (  # noqa: SIM905 - rows of forms read better than a column
@@ -35,11 +32,6 @@ pattern = st.sampled_from(
 replacement = st.sampled_from(["", "Z", "z/", "-"])
 
 
-def _bash(script: str) -> list[str]:
-    out = subprocess.run([BASH, "-c", script], capture_output=True, check=True)  # type: ignore[list-item]
-    return out.stdout.decode().split("\0")
-
-
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
@@ -54,7 +46,7 @@ def test_every_evaluated_form_is_what_bash_gives(x, a, p, r):
     # one record per form (an array's words joined with blanks, as the reader joins them in
     # quotes); a form bash stops at (`${x:0:-1}` of an empty x) leaves its record empty
     script = "".join(f'printf "\\0"; printf "%s\\1" "{form}"\n' for form in forms) + 'printf "\\0"'
-    records = _bash(prelude + script)[1:-1]
+    records = bash_output(prelude + script)[1:-1]
     expected = [r[:-1].replace("\1", " ") if r.endswith("\1") else None for r in records]
     known = 0
     for form, want in zip(forms, expected, strict=True):
@@ -219,7 +211,7 @@ def _commands(script: str) -> dict:
 )
 def test_a_quoted_array_expansion_is_the_words_bash_passes(a, form):
     prelude = f"a=({' '.join(map(_quote, a))})\n"
-    argv = _bash(prelude + f'printf "%s\\0" - {form}')[1:-1]
+    argv = bash_output(prelude + f'printf "%s\\0" - {form}')[1:-1]
     read = _commands(f"{prelude}python t.py {form}\n")
     for words in (argv, [" ".join(argv)]):
         literal = _commands("python t.py " + " ".join(map(_quote, words)) + "\n")
@@ -233,7 +225,7 @@ def test_a_quoted_array_expansion_is_the_words_bash_passes(a, form):
     ["a=(x y)\na=z", "a=(x y)\na+=z", "a=(x y)\nexport a=z", "a=(x)\na=z", "a=(x y z)\na+=(w)\na+=v"],
 )
 def test_a_word_assigned_to_an_array_sets_its_first_element(assignments):
-    argv = _bash(f'{assignments}\nprintf "%s\\0" - "${{a[@]}}"')[1:-1]
+    argv = bash_output(f'{assignments}\nprintf "%s\\0" - "${{a[@]}}"')[1:-1]
     read = _commands(f'{assignments}\npython t.py "${{a[@]}}"\n')
     assert read == _commands("python t.py " + " ".join(map(_quote, argv)) + "\n")
     assert read != _commands(f"python t.py {_quote(argv[0])}\n") or len(argv) == 1
@@ -258,7 +250,7 @@ def test_local_makes_a_new_variable_not_an_element():
 )
 def test_an_assignment_declare_transforms_is_never_read_as_its_word(old, new):
     def argv(assignments: str) -> list[str]:
-        return _bash(f'{assignments}\nprintf "%s\\0" - "$A"')[1:-1]
+        return bash_output(f'{assignments}\nprintf "%s\\0" - "$A"')[1:-1]
 
     assert argv(old) != argv(new)  # bash itself tells them apart
     assert diff(_commands(f"{old}\npython t.py $A\n"), _commands(f"{new}\npython t.py $A\n"))
@@ -274,7 +266,7 @@ def test_an_assignment_declare_transforms_is_never_read_as_its_word(old, new):
 )
 def test_an_unquoted_expansion_glued_to_text_is_the_words_bash_passes(value, word):
     prelude = f"X={_quote(value)}\nA=({_quote(value)} z)\n"
-    argv = _bash(prelude + f'printf "%s\\0" - {word}')[1:-1]
+    argv = bash_output(prelude + f'printf "%s\\0" - {word}')[1:-1]
     read = _commands(f"{prelude}python t.py {word}\n")["t.py"]
     for words in (argv, [" ".join(argv)]):
         literal = _commands("python t.py " + " ".join(map(_quote, words)) + "\n")["t.py"]
@@ -285,7 +277,7 @@ def test_an_unquoted_expansion_glued_to_text_is_the_words_bash_passes(value, wor
 @needs_bash
 def test_a_negative_index_of_a_plain_variable_is_not_its_value():
     # bash: "bad array subscript", the word is empty; never the variable's own value
-    argv = _bash('X=9\nprintf "%s\\0" - "${X[-1]}" 2>/dev/null')[1:-1]
+    argv = bash_output('X=9\nprintf "%s\\0" - "${X[-1]}" 2>/dev/null')[1:-1]
     assert argv != ["9"]
     read = _commands('X=9\npython t.py "${X[-1]}"\n')
     assert read != _commands("python t.py 9\n") and read != _commands("python t.py ''\n")
@@ -296,7 +288,7 @@ def test_a_negative_index_of_a_plain_variable_is_not_its_value():
 @pytest.mark.parametrize("unset", ["unset 'A[0]'", 'unset "A[1]"', "unset -v 'A[0]'", 'N=A\nunset "$N"'])
 def test_unsetting_an_element_or_a_computed_name_is_never_skipped(unset):
     prelude = f"A=(a b)\n{unset}"
-    argv = _bash(f'{prelude}\nprintf "%s\\0" - "${{A[@]}}"')[1:-1]
+    argv = bash_output(f'{prelude}\nprintf "%s\\0" - "${{A[@]}}"')[1:-1]
     assert argv != ["a", "b"]
     read = _commands(f'{prelude}\npython t.py "${{A[@]}}"\n')
     assert read != _commands(f"{prelude}\npython t.py a b\n")

@@ -76,3 +76,36 @@ def test_an_option_this_slurm_does_not_document_keeps_its_spelling():
 @pytest.mark.skipif(not man_page("srun").exists(), reason="Debian's slurm-client man page is not installed")
 def test_the_table_is_the_man_page():
     assert options_from_man("srun") == OPTIONS
+
+
+@pytest.mark.parametrize(
+    ("options", "tail", "read"),
+    [
+        # pyxis's switches take no value, its options one (args.c's spank_opts), whatever it looks like
+        ("--container-remap-root", "trainer --lr 1", {"--container-remap-root": True}),
+        ("--container-image python", "python train.py --lr 1", {"--container-image": "python"}),
+        ("--container-image=python", "python train.py --lr 1", {"--container-image": "python"}),
+        (
+            "--container-name torchrun --container-writable",
+            "python train.py",
+            {"--container-name": "torchrun", "--container-writable": True},
+        ),
+        (
+            "--no-container-mount-home --container-mounts /d:/d",
+            "./run.sh",
+            {"--no-container-mount-home": True, "--container-mounts": "/d:/d"},
+        ),
+    ],
+)
+def test_pyxis_options_are_read_as_pyxis_registers_them(options, tail, read):
+    command = _command(options, tail)
+    assert command["@launcher"]["srun"] == read
+    assert "--lr" not in read and ("--lr" not in tail or command["--lr"] == 1)
+
+
+def test_pyxis_options_in_sbatch_directives():
+    directives = "#SBATCH --container-image nvcr.io/nvidia/pytorch:24.01-py3\n#SBATCH --container-writable\n"
+    assert read_shell("#!/bin/bash\n" + directives + "srun true\n").data["sbatch"] == {
+        "--container-image": "nvcr.io/nvidia/pytorch:24.01-py3",
+        "--container-writable": True,
+    }

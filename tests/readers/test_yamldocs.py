@@ -4,24 +4,18 @@ one change (it was exit 2: "the file holds a second YAML document")."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
 import yaml
+from diff_support import compared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.errors import ConfigError
-from sweepgen.readers.compare import compare
 
 
 def _changes(one: str, two: str, yaml_version: str | None = None) -> list[tuple[str, str]]:
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "a.yaml").write_text(one)
-        (Path(folder) / "b.yaml").write_text(two)
-        found = compare(f"{folder}/a.yaml", f"{folder}/b.yaml", yaml_version=yaml_version).changes
-        return [(change.dotted, change.kind) for change in found]
+    found = compared(one, two, ".yaml", yaml_version=yaml_version).changes
+    return [(change.dotted, change.kind) for change in found]
 
 
 _JOB = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  parallelism: {n}\n"

@@ -174,9 +174,7 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             return launchers, words
         name, used = found
         if name == "srun":
-            pairs, i = slurm_options.read_options(
-                words, used, srun.OPTIONS, _option_value, stop_at_operand=True
-            )
+            pairs, i = slurm_options.read_options(words, used, srun.READ, _option_value, stop_at_operand=True)
             flags, module = slurm_options.collect(pairs), None
         elif name in containers.TABLES:
             read = containers.read(name, words, used, _text, _typed, _part)
@@ -349,7 +347,7 @@ def sbatch_arguments(
     """``sbatch [options] SCRIPT [ARGS]``: sbatch's options (getopt, as ``#SBATCH`` lines read
     them) end at the script; what follows is the script's own ``$1...`` (``@argv``), so
     ``sbatch job.sh --nodes=2`` asks for no node count and passes the script ``--nodes=2``."""
-    pairs, i = slurm_options.read_options(words, 0, sbatch.OPTIONS, _option_value, stop_at_operand=True)
+    pairs, i = slurm_options.read_options(words, 0, sbatch.READ, _option_value, stop_at_operand=True)
     out = slurm_options.collect(pairs)
     at = dict.fromkeys(out, lines[0]) if lines else {}
     if i < len(words):

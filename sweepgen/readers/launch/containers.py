@@ -11,9 +11,12 @@ the rest of its word (``--bind=/a``, ``-B/a``, ``-B=/a``) or the next word whate
 switches bundle (``-ec``), the first word that is not an option is the image and the program
 follows it (flags after the image are the program's). enroot's come from ``doc/cmd/start.md``
 (github.com/NVIDIA/enroot, commit 085d479): ``enroot start [options] [--] NAME|IMAGE [COMMAND]
-[ARG...]``. A line with an option a table does not hold is not peeled (its words stay the
-command's, as before): reading an unknown switch as taking a value, or the reverse, would take
-the image for a value or a value for the image.
+[ARG...]``. ``singularity exec`` reads apptainer's options and SingularityCE's own (its
+``cmd/internal/cli/action_flags.go`` and ``singularity.go``, github.com/sylabs/singularity, commit
+ec04331: the flags registered for the action commands; none of them is one of apptainer's with
+another kind or shorthand), since ``singularity`` names either. A line with an option a table
+does not hold is not peeled (its words stay the command's, as before): reading an unknown switch
+as taking a value, or the reverse, would take the image for a value or a value for the image.
 """
 
 from __future__ import annotations
@@ -44,13 +47,21 @@ _APPTAINER_SWITCHES = {
     "--unsquash": "", "--userns": "-u", "--uts": "", "--vm": "", "--vm-err": "", "--writable": "-w",
     "--writable-tmpfs": "",
 }  # fmt: skip
+_SINGULARITYCE_VALUES = {"--cdi-dirs": "", "--data": "", "--device": "", "--netns-path": "", "--proot": ""}
+_SINGULARITYCE_SWITCHES = {
+    "--keep-layers": "", "--no-compat": "", "--no-oci": "", "--no-pid": "", "--no-setgroups": "",
+    "--no-tmp-sandbox": "", "--oci": "", "--sif-fuse": "", "--tmp-sandbox": "",
+}  # fmt: skip
 _ENROOT_VALUES = {"--conf": "-c", "--env": "-e", "--rc": "", "--mount": "-m"}
 _ENROOT_SWITCHES = {"--root": "-r", "--rw": "-w"}
 
 # launcher -> (options taking a value, switches), each long name -> its shorthand ("" for none)
 TABLES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "apptainer exec": (_APPTAINER_VALUES, _APPTAINER_SWITCHES),
-    "singularity exec": (_APPTAINER_VALUES, _APPTAINER_SWITCHES),
+    "singularity exec": (
+        {**_APPTAINER_VALUES, **_SINGULARITYCE_VALUES},
+        {**_APPTAINER_SWITCHES, **_SINGULARITYCE_SWITCHES},
+    ),
     "enroot start": (_ENROOT_VALUES, _ENROOT_SWITCHES),
 }
 

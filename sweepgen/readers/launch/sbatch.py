@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweepgen.readers.launch.slurm_options import Options, collect, read_options
+from sweepgen.readers.launch.slurm_options import Options, collect, read_options, with_pyxis
 
 OPTIONS = Options(
     short_to_long={
@@ -49,10 +49,13 @@ OPTIONS = Options(
 )  # fmt: skip
 
 
+READ = with_pyxis(OPTIONS)  # what directives and a command line are read with: pyxis's options too
+
+
 def read_directive(words: list[str]) -> dict[str, Any]:
     """The options of one ``#SBATCH`` line keyed by long name: ``-t 1:00``, ``-t1:00``,
     ``--time 1:00`` and ``--time=1:00`` all read ``{"--time": "1:00"}``."""
-    pairs, _end = read_options(list(words), 0, OPTIONS, _not_an_option, stop_at_operand=False)
+    pairs, _end = read_options(list(words), 0, READ, _not_an_option, stop_at_operand=False)
     return collect(pairs)
 
 
@@ -127,7 +130,7 @@ def waits_for_value(words: list[str]) -> bool:
 def _option_waits(word: str) -> bool:
     """Whether ``word`` read as an option ends with one that takes its value from the next word."""
     if word.startswith("--"):
-        return "=" not in word and word in OPTIONS.value
+        return "=" not in word and word in READ.value
     for at in range(1, len(word) if word.startswith("-") else 0):
         long = OPTIONS.short_to_long.get("-" + word[at])
         if long is None or long not in OPTIONS.no_value:

@@ -42,6 +42,29 @@ class Options:
     optional_value: frozenset[str]  # long names whose value must be attached (--no-kill[=off])
 
 
+# the options pyxis (NVIDIA's SPANK plugin for containers) adds to srun and sbatch, from its
+# spank_opts table (github.com/NVIDIA/pyxis, args.c): `srun --container-image=IMG python t.py`
+PYXIS_VALUES = frozenset({
+    "--container-env", "--container-image", "--container-mounts", "--container-name", "--container-save",
+    "--container-workdir",
+})  # fmt: skip
+PYXIS_SWITCHES = frozenset({
+    "--container-entrypoint", "--container-entrypoint-log", "--container-mount-home", "--container-readonly",
+    "--container-remap-root", "--container-writable", "--no-container-entrypoint",
+    "--no-container-mount-home", "--no-container-remap-root",
+})  # fmt: skip
+
+
+def with_pyxis(options: Options) -> Options:
+    """A Slurm command's options (its man page) and pyxis's, as a cluster with pyxis reads them."""
+    return Options(
+        options.short_to_long,
+        options.value | PYXIS_VALUES,
+        options.no_value | PYXIS_SWITCHES,
+        options.optional_value,
+    )
+
+
 def _slurm_value(raw: str) -> int | str:
     """A value as Slurm reads it: a plain decimal integer is a number, anything else its string."""
     return int(raw) if _DECIMAL.fullmatch(raw) else raw
@@ -142,14 +165,45 @@ def _text(word: Word) -> str:
     return word.source if isinstance(word, NotEvaluated) else word
 
 
+# options Slurm reads as one value, the last one given replacing the earlier (slurm_opt.c sets the
+# field each time): `--time=1:00 --time=2:00` is `--time=2:00` (tests/readers/test_sbatch.py holds
+# this to the real sbatch); any other option given again keeps every value, in order
+LAST_WINS = frozenset({
+    "--begin", "--chdir", "--comment", "--cpus-per-task", "--error", "--input", "--job-name", "--mem",
+    "--mem-per-cpu", "--mincpus", "--nice", "--nodes", "--ntasks", "--ntasks-per-node", "--output",
+    "--time", "--time-min",
+})  # fmt: skip
+# options whose value Slurm reads as a decimal number (strtol, base 10): `--nodes=02` is 2 nodes, and
+# `--time=05` 5 minutes; a value of other characters (`2-4`, `1:00:00`) stays as written
+NUMBERS = frozenset({
+    "--cores-per-socket", "--cpus-per-task", "--mincpus", "--nice", "--nodes", "--ntasks",
+    "--ntasks-per-core", "--ntasks-per-node", "--ntasks-per-socket",
+    "--sockets-per-node", "--threads-per-core", "--time", "--time-min",
+})  # fmt: skip
+_LEADING_ZEROS = re.compile(r"-?0[0-9]+")
+
+
+def _number(key: str, value: Any) -> Any:
+    """A decimal value of an option Slurm reads as a number, its leading zeros dropped."""
+    if key.removeprefix("#SLURM ") in NUMBERS and type(value) is str and _LEADING_ZEROS.fullmatch(value):
+        return int(value)
+    return value
+
+
+def given_again(key: str, old: Any, new: Any) -> Any:
+    """The value of an option given ``old`` and then ``new``: the last where Slurm keeps one, else
+    every value, in order (and where either was not evaluated: a word an expansion may split)."""
+    known = not any(isinstance(v, NotEvaluated) for v in (*(old if isinstance(old, list) else [old]), new))
+    if key.removeprefix("#SLURM ") in LAST_WINS and known:
+        return new
+    return [*old, new] if isinstance(old, list) else [old, new]
+
+
 def collect(pairs: Pairs) -> dict[str, Any]:
-    """The pairs as a mapping; an option given again collects its values in a list, in order."""
+    """The pairs as a mapping; an option given again is its last value where Slurm keeps that
+    (``LAST_WINS``), else a list of its values, in order."""
     out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key not in out:
-            out[key] = value
-        elif isinstance(out[key], list):
-            out[key].append(value)
-        else:
-            out[key] = [out[key], value]
+    for key, given in pairs:
+        value = _number(key, given)
+        out[key] = value if key not in out else given_again(key, out[key], value)
     return out

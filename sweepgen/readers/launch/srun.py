@@ -9,7 +9,7 @@ options at the program's name, so the program's own flags are never srun's.
 
 from __future__ import annotations
 
-from sweepgen.readers.launch.slurm_options import Options
+from sweepgen.readers.launch.slurm_options import Options, with_pyxis
 
 OPTIONS = Options(
     short_to_long={
@@ -50,3 +50,5 @@ OPTIONS = Options(
         "--propagate", "--resv-ports", "--send-libs", "--x11"
     }),
 )  # fmt: skip
+
+READ = with_pyxis(OPTIONS)  # what a launch line is read with: pyxis's options too

@@ -35,7 +35,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, ReadResult, Ref
 from sweepgen.readers.python.pystatements import Evaluator
-from sweepgen.readers.python.pyvalues import CallData, ImportBase, is_call_or_expr
+from sweepgen.readers.python.pyvalues import CallData, ImportBase, frozen_views, is_call_or_expr
 
 __all__ = [
     "CallData",
@@ -91,7 +91,7 @@ def read_python(
     evaluator = Evaluator(filename, import_base, result)
     evaluator.bases = bases
     try:
-        result.data = evaluator.module(tree.body)
+        result.data = frozen_views(evaluator.module(tree.body))
     except RecursionError as err:
         raise ConfigError(
             "Python config is nested too deeply to read",

@@ -25,6 +25,7 @@ from sweepgen.readers.python.pyvalues import (
     CallData,
     Function,
     ImportBase,
+    KeptView,
     Unknown,
     compare,
     dotted,
@@ -299,9 +300,52 @@ class Expressions:
             if not all(p is None or type(p) is int for p in parts3):
                 raise Unknown
             return slice(*parts3)
+        if isinstance(node, ast.GeneratorExp) and id(node) not in self.views_iterated():
+            return self.kept_generator(node)
+        if isinstance(node, ast.Lambda):
+            return self.kept_lambda(node)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return self.comprehension(node)
         raise Unknown
+
+    def kept_generator(self, node: ast.GeneratorExp) -> KeptView:
+        """A generator expression kept (``g = (x for x in a)``) runs when it is read, over the object
+        its first ``in`` gave then: live, as a view is (an item appended to that list later, even
+        after ``a = []``, is in it); its other names are read when it is read."""
+        first = self.expr(node.generators[0].iter)
+        scopes = list(self.scopes)
+
+        def text(held: Any) -> str:
+            saved, self.scopes = self.scopes, scopes
+            try:
+                rest = [f"{name}={value}" for name, value in self.rest_read(node)]
+            finally:
+                self.scopes = saved
+            return self.read_text(held) + (f" where {', '.join(rest)}" if rest else "")
+
+        return KeptView(normalised(node), first, text, self.filename, node.lineno)
+
+    def kept_lambda(self, node: ast.Lambda) -> NotEvaluated:
+        """A lambda, with the values its body's names hold now (a call of it is kept as a record
+        that never shows them); its defaults are the objects they were when it was made, live (a
+        list edited later shows in them, also after its name is rebound)."""
+        names = sorted(_names_in([node.body]) - _parameters(node.args))
+        rest = [f"{n}={self.read_text(self.lookup(n))}" for n in names if self.visible(n)]
+        where = f" where {', '.join(rest)}" if rest else ""
+        defaults = [d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None]
+        if not defaults:
+            return NotEvaluated(normalised(node) + where, self.filename, node.lineno)
+        held = self.sequence(defaults, list)
+        return KeptView(
+            normalised(node), held, lambda values: self.read_text(values) + where, self.filename, node.lineno
+        )
+
+    def rest_read(self, node: ast.GeneratorExp) -> list[tuple[str, str]]:
+        """The names a generator expression reads past its first iterable, bound in the file, with
+        their values now (its own loop variables aside)."""
+        return [
+            (name, self.read_text(self.lookup(name))) for name in _later_reads(node) if self.visible(name)
+        ]
 
     def sequence(self, elts: list[ast.expr], kind: type) -> list[Any]:
         out: list[Any] = []
@@ -388,6 +432,9 @@ class Expressions:
                 raise Unknown
             if type(receiver) in _METHODS:  # data, a LazyCall's CallData, a string
                 return self.method(receiver, node.func.attr, node)
+        kept = self.kept_iterator(node)
+        if kept is not None:
+            return kept
         name = dotted(node.func)
         args = self.sequence(node.args, list)
         kwargs = self.keywords(node.keywords)
@@ -463,11 +510,26 @@ class Expressions:
             self.iterated_views = iterated_views(self.statements)
         return self.iterated_views
 
+    def kept_iterator(self, node: ast.Call) -> KeptView | None:
+        """``zip(a, b)``, ``enumerate(a)``, ``reversed(a)`` kept (not iterated where written): an
+        iterator over the objects given, read when it is read (live, as a view is); None for one
+        iterated where it is written (its items), or a name the file binds itself."""
+        func = node.func
+        if not isinstance(func, ast.Name) or func.id not in _LAZY or self.visible(func.id):
+            return None
+        if id(node) in self.views_iterated():
+            return None
+        held = self.sequence(node.args, list)
+        return KeptView(normalised(node), held, self.read_text, self.filename, node.lineno)
+
     def method(self, receiver: Any, method: str, node: ast.Call) -> Any:
         if type(receiver) is dict and method in _VIEWS and id(node) not in self.views_iterated():
             # a view kept (`b = a.keys()`) is no list: not subscriptable, not JSON, and live (a key
-            # added to `a` later shows in it); only one iterated where it is written is its items
-            raise Unknown
+            # added to `a` later shows in it, `a = {}` later leaves it on the old dict); only one
+            # iterated where it is written is its items
+            if node.args or node.keywords:
+                raise Unknown  # a TypeError to Python: kept as source
+            return KeptView(normalised(node), receiver, self.read_text, self.filename, node.lineno)
         args = self.sequence(node.args, list)
         kwargs = self.keywords(node.keywords)
         return _METHODS[type(receiver)](receiver, method, args, kwargs)
@@ -776,6 +838,9 @@ def _dict_positional(receiver: dict[Any, Any], method: str, args: list[Any], kwa
 
 
 _VIEWS = ("keys", "values", "items")
+# the builtins that return an iterator over what they are given, read when it is read
+_LAZY = frozenset({"zip", "enumerate", "reversed"})
+_ITERATING_METHODS = frozenset({"join", "extend", "update"})
 # the builtins that only iterate what they are given (so a dict view there reads as its items)
 _ITERATING = {"list", "tuple", "sorted", "set", "frozenset", "len", "sum", "min", "max", "any", "all", "dict"}
 
@@ -785,7 +850,34 @@ def iterated_views(statements: list[ast.stmt]) -> set[int]:
     they are written: a ``for`` or comprehension's iterable, a ``*`` unpacking, an ``in`` test, the
     argument of a builtin that iterates it (``list(d.items())``)."""
     places = [place for stmt in statements for node in ast.walk(stmt) for place in _iterated_places(node)]
-    return {id(place) for place in places if isinstance(place, ast.Call) and _is_view(place.func)}
+    return {id(place) for place in places if _is_lazy(place)}
+
+
+def _later_reads(node: ast.GeneratorExp) -> list[str]:
+    """The names a generator expression reads when it runs: past its first iterable, its own loop
+    variables aside."""
+    own = _names_in([g.target for g in node.generators])
+    conditions = [c for g in node.generators for c in g.ifs]
+    return sorted(_names_in([node.elt, *(g.iter for g in node.generators[1:]), *conditions]) - own)
+
+
+def _parameters(args: ast.arguments) -> set[str]:
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {a.arg for a in every if a is not None}
+
+
+def _names_in(parts: list[ast.expr]) -> set[str]:
+    return {n.id for part in parts for n in ast.walk(part) if isinstance(n, ast.Name)}
+
+
+def _is_lazy(place: ast.expr) -> bool:
+    """A dict view, ``zip``/``enumerate``/``reversed`` or a generator expression: what Python
+    iterates when it is read, not where it is made."""
+    if isinstance(place, ast.GeneratorExp):
+        return True
+    if not isinstance(place, ast.Call):
+        return False
+    return _is_view(place.func) or (isinstance(place.func, ast.Name) and place.func.id in _LAZY)
 
 
 def _is_view(func: ast.expr) -> bool:
@@ -803,7 +895,13 @@ def _membership(node: ast.Compare) -> list[ast.expr]:
 
 
 def _iterating_call(node: ast.Call) -> list[ast.expr]:
-    return node.args[:1] if isinstance(node.func, ast.Name) and node.func.id in _ITERATING else []
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _ITERATING_METHODS:
+        return node.args[:1]  # `", ".join(x for x in a)`, `cbs.extend(...)`
+    if not isinstance(node.func, ast.Name):
+        return []
+    if node.func.id in _LAZY:
+        return []  # itself lazy: its arguments are iterated where it is
+    return node.args[:1] if node.func.id in _ITERATING else []
 
 
 _PLACES: dict[type, Callable[[Any], list[ast.expr]]] = {

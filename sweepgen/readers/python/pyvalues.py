@@ -33,6 +33,52 @@ class CallData(dict):  # type: ignore[type-arg]
     """A call to something the reader must not run: its name and evaluated arguments."""
 
 
+class KeptView(NotEvaluated):
+    """A dict view kept (``b = a.keys()``), live as Python's is: it reads the dict it was taken of,
+    as that dict holds now, whatever name holds it later (``a = {}`` after the view leaves the view
+    on the old dict, and a key added to that dict before still shows in it). Its source is written
+    each time it is read, so a part not evaluated that reads the view, and the view itself at the
+    end, show the dict's values then. A generator expression, ``zip``, ``enumerate`` and
+    ``reversed`` kept are read so too, over the objects they were given."""
+
+    __slots__ = ("call", "held", "text")
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as Python's views are
+
+    def __init__(self, call: str, held: Any, text: Callable[[Any], str], where: str, line: int) -> None:
+        self.call, self.held, self.text = call, held, text
+        self.where, self.line = where, line
+
+    @property
+    def source(self) -> str:  # type: ignore[override]
+        return f"{self.call} of {self.text(self.held)}"
+
+
+def frozen_views(value: Any, memo: dict[int, Any] | None = None) -> Any:
+    """``value`` with each ``KeptView`` in it as the plain not-evaluated part it reads as now: what
+    the reader hands out when the file is read (nothing changes a dict after that)."""
+    memo = {} if memo is None else memo
+    if isinstance(value, KeptView):
+        return NotEvaluated(value.source, value.where, value.line)
+    if not isinstance(value, (dict, list, tuple, set, frozenset)) or id(value) in memo:
+        return memo.get(id(value), value)
+    memo[id(value)] = value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            value[key] = frozen_views(item, memo)
+    elif isinstance(value, list):
+        value[:] = [frozen_views(item, memo) for item in value]
+    else:
+        memo[id(value)] = _frozen_items(value, memo)
+    return memo[id(value)]
+
+
+def _frozen_items(value: Any, memo: dict[int, Any]) -> Any:
+    """A tuple or set with its views frozen: a new one where any item was one, else itself."""
+    items = [frozen_views(item, memo) for item in value]
+    changed = any(a is not b for a, b in zip(items, value))
+    return type(value)(items) if changed else value
+
+
 NO_DEFAULT: Any = object()  # a keyword-only parameter without a default
 
 

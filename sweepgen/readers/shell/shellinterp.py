@@ -17,8 +17,8 @@ from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shell.shellbinds import ANY, bound_names
 from sweepgen.readers.shell.shellsource import sourced_file
 from sweepgen.readers.shell.shellvalues import POSITIONAL, mark_references
+from sweepgen.readers.shell.shellwalk import OPENED, REDIRECTS, Walk, conditional, normalise_value
 from sweepgen.readers.shell.shellwalk import REPLACED as _REPLACED
-from sweepgen.readers.shell.shellwalk import Walk, conditional, normalise_value
 from sweepgen.readers.shell.shellwords import (
     GLOB,
     Field,
@@ -296,8 +296,10 @@ class Reader(Walk):
         redirects: dict[str, Any],
         heredoc: Field | None,
         extra: tuple[Any, ...] = (),
+        redirected: bool = False,
     ) -> None:
-        """``extra``: the words after a redirection's target, which bash passes to the command."""
+        """``extra``: the words after a redirection's target, which bash passes to the command;
+        ``redirected``: its own redirections are in ``redirects`` already (``inner_redirections``)."""
         if node.type == "declaration_command":
             self.declaration(node, when)
             return
@@ -333,7 +335,7 @@ class Reader(Walk):
                     prefix[key] = given
                 else:  # bash refuses `X=2 cmd` of a read-only X: cmd runs without it
                     state.setdefault("@refused_env", {})[key] = {"@readonly": given}
-            elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            elif child.type in REDIRECTS and not redirected:
                 heredoc = self.own_heredoc(child, state) or heredoc
             elif child.type == "command_name" or field == "argument":
                 words.extend(self.expand(child.named_children[0] if child.type == "command_name" else child))
@@ -644,7 +646,7 @@ class Reader(Walk):
             data["@file"] = sourced_file(self.filename, words[1].text, words[1].known)  # part of the script
         if prefix or "@refused_env" in state:
             data["@env"] = {**prefix, **state.get("@refused_env", {})}
-        for key in ("@stdin", "@stdout", "@stderr", _REPLACED):
+        for key in ("@stdin", "@stdout", "@stderr", _REPLACED, OPENED):
             if key in state:
                 data[key] = state[key]
         for key, value in state.items():

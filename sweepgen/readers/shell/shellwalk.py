@@ -12,6 +12,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.launch import sbatch
+from sweepgen.readers.launch.slurm_options import given_again
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shell import shellheredoc
 from sweepgen.readers.shell.shellbinds import bound_names
@@ -111,8 +112,8 @@ class Walk:
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
-    def command(self, node: Any, when: list[str], *rest: Any) -> None:  # redirects, heredoc, extra words
-        raise NotImplementedError
+    def command(self, node: Any, when: list[str], *rest: Any, **options: Any) -> None:
+        raise NotImplementedError  # redirects, heredoc, extra words; redirected=
 
     def assign(self, node: Any, when: list[str], *, export: bool = False) -> None:
         raise NotImplementedError
@@ -481,7 +482,7 @@ class Walk:
             return
         for key, value in flags.items():
             self.result.lines[("sbatch", key)] = self.line(node)
-            self.sbatch[key] = value if key not in self.sbatch else [self.sbatch[key], value]
+            self.sbatch[key] = value if key not in self.sbatch else given_again(key, self.sbatch[key], value)
 
     def and_or(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         children = node.children
@@ -568,7 +569,10 @@ class Walk:
     def redirected(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
         state = dict(redirects)
-        heredoc = self.redirections(node, body, state)
+        # bash performs a command's redirections left to right: the grammar hangs the first ones
+        # (`python t.py <<<x`) on the command and the rest (`<<EOF`, `< f`) on the statement
+        inner = self.inner_redirections(body, state)
+        heredoc = self.redirections(node, body, state, inner)
         if body is None:
             return
         extra = self.words_among_redirects(node, body)
@@ -576,7 +580,7 @@ class Walk:
             self.keep_opaque(node, when)  # words the grammar left out, which bash reads: as source
             return
         if body.type == "command":
-            self.command(body, when, state, heredoc, extra)
+            self.command(body, when, state, heredoc, extra, redirected=inner is not _NONE)
             return
         if extra:
             self.keep_opaque(node, when)
@@ -638,15 +642,30 @@ class Walk:
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         return state
 
-    def redirections(self, node: Any, body: Any, state: dict[str, Any]) -> Field | None:
-        """Apply a redirected statement's redirections (every named child but its body) to ``state``;
-        the body of its last here-document, if any."""
+    def inner_redirections(self, body: Any, state: dict[str, Any]) -> Any:
+        """Apply the redirections written inside a command the statement redirects further
+        (``python t.py <<<x <<EOF``) to ``state``: the body of its last here-document, None, or
+        ``_NONE`` where the command holds none (or the statement is no command)."""
+        if body is None or body.type != "command":
+            return _NONE
+        own = [child for child in body.children if child.type in REDIRECTS]
+        if not own:
+            return _NONE
         heredoc: Field | None = None
+        for child in own:
+            heredoc = self.own_heredoc(child, state) or heredoc
+        return heredoc
+
+    def redirections(self, node: Any, body: Any, state: dict[str, Any], heredoc: Any = None) -> Field | None:
+        """Apply a redirected statement's redirections (every named child but its body) to ``state``,
+        after those of ``heredoc`` (an ``inner_redirections`` result); the body of its last
+        here-document, if any."""
+        found: Field | None = None if heredoc is _NONE else heredoc
         for child in node.children:
             if child is not body and child.is_named:
-                heredoc = self.own_heredoc(child, state) or heredoc
+                found = self.own_heredoc(child, state) or found
         self.settle_heredocs(state)
-        return heredoc
+        return found
 
     def settle_heredocs(self, state: dict[str, Any]) -> None:
         """The redirections read: the last here-document is the command's stdin, not replaced."""
@@ -654,14 +673,52 @@ class Walk:
 
     def own_heredoc(self, node: Any, state: dict[str, Any]) -> Field | None:
         """Apply one redirection; a here-document replaces the stdin written before it (a pipe's,
-        a loop's), and a later ``< f`` replaces it in turn."""
-        found = self.redirect(node, state)
-        if found is not None:
-            replaced = state.pop("@stdin", None)
-            if isinstance(replaced, str) and replaced.startswith("< "):
-                # bash opened the file all the same: a missing one fails the command
-                state[REPLACED] = [*state.get(REPLACED, []), replaced]
+        a loop's, a here-string's, a file's), and a later ``< f`` or ``<<<`` replaces it in turn."""
+        return self.redirect(node, state)
+
+    def heredoc_redirect(self, node: Any, state: dict[str, Any]) -> Field | None:
+        """``<<EOF``: its expanded body, the command's stdin until a later redirection replaces it;
+        the redirections the grammar hangs on it (``cat <<EOF < f``) are written after it."""
+        raw, quoted = self.heredoc_raw(node)
+        text, known = (raw, True) if quoted else self.heredoc_text(raw)
+        if not known:
+            self.opaque = True
+        found = self.heredoc_read(Field(text, known, self.line(node)), not quoted and _expands(raw), state)
+        found = self.stdin_heredoc(found, state)
+        for child in node.children:
+            if child.is_named and child.type in REDIRECTS:
+                found = self.redirect(child, state) or found
         return found
+
+    def heredoc_raw(self, node: Any) -> tuple[str, bool]:
+        """A here-document's body as written (``<<-`` strips its tabs), and whether its delimiter is
+        quoted: any quoting (`'EOF'`, `E\\OF`, `E"O"F`) leaves the body as written."""
+        body, start = _child(node, "heredoc_body"), _child(node, "heredoc_start")
+        raw = self.body_text(body, start) if body is not None else ""
+        if _child(node, "<<-") is not None:
+            raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
+        return raw, start is not None and _quoted(self.text(start))
+
+    def stdin_heredoc(self, found: Field, state: dict[str, Any]) -> Field:
+        """A here-document is the command's stdin now: what was (a file bash opened, a here-string
+        holding an expansion) is kept under ``@stdin-replaced``, plain text dropped."""
+        self.keep_replaced(state, state.pop("@stdin", None))
+        return found
+
+    def replace_stdin(self, state: dict[str, Any], stdin: Any) -> None:
+        """``< f`` or ``<<<word``: the command's stdin now; what it replaces that bash performed
+        (a file opened, an expansion, a here-document's expansion) is kept under ``@stdin-replaced``."""
+        self.keep_replaced(state, state.pop("@stdin", None))
+        expanding = state.pop(_EXPANDING, None)
+        if expanding is not None:
+            state[REPLACED] = [*state.get(REPLACED, []), expanding]
+        state["@stdin"] = stdin
+
+    def keep_replaced(self, state: dict[str, Any], replaced: Any) -> None:
+        if _performed(replaced):
+            # bash opened the file all the same (a missing one fails the command), and expanded
+            # the here-string (a `$(cmd)` there ran): its plain text is what no one reads
+            state[REPLACED] = [*state.get(REPLACED, []), replaced]
 
     def heredoc_text(self, raw: str) -> tuple[str, bool]:
         """An unquoted here-document's body, expanded (``shellinterp.Reader`` knows IFS)."""
@@ -709,33 +766,21 @@ class Walk:
             state[_EXPANDING] = self.value(field)
         return field
 
-    def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # noqa: C901, PLR0912 - one branch per redirection form
+    def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # radon: exempt - a branch a form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""
         if node.type == "heredoc_redirect":
-            body = None
-            for child in node.children:
-                if child.type == "heredoc_body":
-                    body = child
-                elif child.is_named and child.type != "heredoc_start" and child.type != "heredoc_end":
-                    self.redirect(child, state)
-            start = next((c for c in node.children if c.type == "heredoc_start"), None)
-            strip_tabs = any(c.type == "<<-" for c in node.children)
-            raw = self.body_text(body, start) if body is not None else ""
-            if strip_tabs:
-                raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
-            # any quoting in the delimiter (`'EOF'`, `E\OF`, `E"O"F`) leaves the body as written
-            quoted = start is not None and any(mark in self.text(start) for mark in "'\"\\")
-            text, known = (raw, True) if quoted else self.heredoc_text(raw)
-            if not known:
-                self.opaque = True
-            return self.heredoc_read(Field(text, known, self.line(node)), not quoted and _expands(raw), state)
+            return self.heredoc_redirect(node, state)
         if node.type == "herestring_redirect":
             here = self.placeholder(node)
             if here is not None:
                 field = self.heredoc_field(here, node)
-                return self.heredoc_read(field, not here.quoted and _expands(here.body), state)
+                return self.stdin_heredoc(
+                    self.heredoc_read(field, not here.quoted and _expands(here.body), state), state
+                )
             words = [f for c in node.named_children for f in self.expand(c)]
-            state["@stdin"] = self.value(Field(" ".join(f.text for f in words), all(f.known for f in words)))
+            self.replace_stdin(
+                state, self.value(Field(" ".join(f.text for f in words), all(f.known for f in words)))
+            )
             return None
         if node.type != "file_redirect":
             return None
@@ -749,26 +794,58 @@ class Walk:
         names = {0: "@stdin", 1: "@stdout", 2: "@stderr"}
         if op in ("&>", "&>>") or (op == ">&" and fd is None and not target.isdigit() and target != "-"):
             mode = ">>" if op == "&>>" else ">"
-            state["@stdout"] = state["@stderr"] = f"{mode} {target}"
+            _output(state, "@stdout", f"{mode} {target}")
+            _output(state, "@stderr", f"{mode} {target}")
         elif op in (">&", "<&"):
             source = fd if fd is not None else (1 if op == ">&" else 0)
             if target.isdigit():
-                state[names.get(source, f"@fd{source}")] = state.get(
+                copied = state.get(
                     names.get(int(target), f"@fd{target}"),
                     {0: "stdin", 1: "stdout", 2: "stderr"}.get(int(target), target),
                 )
+                _output(state, names.get(source, f"@fd{source}"), copied)
             else:
-                state[names.get(source, f"@fd{source}")] = f"{op} {target}"
+                _output(state, names.get(source, f"@fd{source}"), f"{op} {target}")
+        elif op in ("<", "<>") and fd in (None, 0):
+            self.replace_stdin(state, f"< {target}")
         elif op in ("<", "<>"):
-            state[names.get(fd if fd is not None else 0, f"@fd{fd}")] = f"< {target}"
+            state[names.get(fd or 0, f"@fd{fd}")] = f"< {target}"
         else:  # >, >>, >|
             mode = ">>" if op == ">>" else ">"
-            state[names.get(fd if fd is not None else 1, f"@fd{fd}")] = f"{mode} {target}"
+            _output(state, names.get(fd if fd is not None else 1, f"@fd{fd}"), f"{mode} {target}")
         return None
 
 
+REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
+_NONE: Any = object()  # no redirection written inside the command
 REPLACED = "@stdin-replaced"  # what bash performed for stdin before a later here-document replaced it
 _EXPANDING = "@heredoc-expanding"  # a here-document with an expansion, until a later one replaces it
+
+
+OPENED = "@opened"  # files bash opened for output (created, or emptied) that a later redirection replaced
+
+
+def _output(state: dict[str, Any], key: str, value: Any) -> None:
+    """``key`` (``@stdout``, ``@fd3``...) goes to ``value`` now; a file an earlier redirection opened
+    for it (``python t.py > a > b`` creates or empties ``a``) is kept under ``@opened``."""
+    before = state.get(key)
+    if isinstance(before, str) and before.startswith(">") and before != value:
+        state[OPENED] = [*state.get(OPENED, []), before]
+    state[key] = value
+
+
+def _child(node: Any, kind: str) -> Any:
+    return next((c for c in node.children if c.type == kind), None)
+
+
+def _quoted(delimiter: str) -> bool:
+    return any(mark in delimiter for mark in "'\"\\")
+
+
+def _performed(stdin: Any) -> bool:
+    """Whether a stdin a later redirection replaced did something: a file bash opened, a here-string
+    holding an expansion not evaluated (a `$(cmd)` there ran)."""
+    return isinstance(stdin, NotEvaluated) or (isinstance(stdin, str) and stdin.startswith("< "))
 
 
 def _expands(body: str) -> bool:
