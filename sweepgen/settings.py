@@ -17,8 +17,10 @@ by default (any YAML under a ``specs/`` folder, any ``*.sweep.yaml``) and the ou
 
 from __future__ import annotations
 
+import copy
 import errno
 import fnmatch
+import functools
 import os
 import stat
 import sys
@@ -202,6 +204,15 @@ def _table(path: str) -> dict[str, Any] | None:
     if len(raw) > MAX_PYPROJECT_BYTES:
         too_big = f"pyproject.toml is larger than {MAX_PYPROJECT_BYTES:,} bytes"
         raise UserError(too_big, location=Location(shown), hint=_TOML_HINT)
+    return copy.deepcopy(_parsed_table(raw, shown))
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_table(raw: bytes, shown: str) -> dict[str, Any] | None:
+    """``[tool.sweepgen]`` of pyproject.toml's bytes, parsed once per content: every command reads
+    the file again (an edit is seen), but the in-process commands of one process (each test's
+    render and check, run from a checkout whose own pyproject.toml is 16 KB of TOML without the
+    table) no longer parse the same bytes again each time. A refusal is raised, never cached."""
     data = _parse_toml(raw, shown)
     table = data.get("tool", {}).get("sweepgen") if isinstance(data.get("tool"), dict) else None
     if table is not None and not isinstance(table, dict):

@@ -130,3 +130,22 @@ def test_a_hostile_pyproject_is_a_user_error_with_a_hint(tmp_path: Path, raw: by
     with pytest.raises(UserError) as err:
         settings.load(str(tmp_path))
     assert err.value.hint and os.path.basename(err.value.location.path) == "pyproject.toml"
+
+
+def test_a_pyproject_is_parsed_once_per_content_and_an_edit_is_read(tmp_path: Path, monkeypatch):
+    # every in-process render and check parsed the checkout's 16 KB pyproject.toml again (a third of
+    # a property test's time); the table is now parsed once per content, each caller its own copy
+    parsed: list[str] = []
+    real = settings._parse_toml
+    monkeypatch.setattr(settings, "_parse_toml", lambda raw, shown: parsed.append(shown) or real(raw, shown))
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f"# {tmp_path}\n[tool.sweepgen]\nlimits = {{variants = 10}}\n")
+    first = settings.load(str(tmp_path))
+    first.limits["variants"] = 99  # a caller's change is its own
+    assert settings.load(str(tmp_path)).limits == {"variants": 10} and len(parsed) == 1
+    pyproject.write_text(f"# {tmp_path}\n[tool.sweepgen]\nlimits = {{variants = 20}}\n")
+    assert settings.load(str(tmp_path)).limits == {"variants": 20} and len(parsed) == 2
+    pyproject.write_text(f"# {tmp_path}\n[tool.sweepgen]\nlimits = [\n")
+    for _ in range(2):  # a refusal is said every time, never remembered as a table
+        with pytest.raises(UserError, match="not valid TOML"):
+            settings.load(str(tmp_path))

@@ -11,6 +11,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 
 CONFTEST = """\
@@ -118,16 +120,23 @@ def by_kind(records: list[tuple[str, ...]]) -> dict[str, list[str]]:
     return workers
 
 
-def test_slurm_and_module_fixture_tests_each_stay_on_one_worker(tmp_path: Path) -> None:
-    workers = by_kind(run_suite(tmp_path, {"test_with_fixture.py": WITH_FIXTURE, "test_free.py": FREE}))
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, ...]]:
+    """One run of the three files for both tests (a `pytest -n 2` run is most of each test's time):
+    the grouped tests, the single ones and the slow ones, scheduled together as in the real suite."""
+    files = {"test_with_fixture.py": WITH_FIXTURE, "test_free.py": FREE, "test_zz_slow.py": SLOW}
+    return run_suite(tmp_path_factory.mktemp("xdist"), files)
+
+
+def test_slurm_and_module_fixture_tests_each_stay_on_one_worker(records: list[tuple[str, ...]]) -> None:
+    workers = by_kind(records)
     assert len(workers["slurm"]) == 4 and len(set(workers["slurm"])) == 1, workers
     assert len(workers["module"]) == 6 and len(set(workers["module"])) == 1, workers
     assert len(workers["free"]) == 12 and set(workers["free"]) == {"gw0", "gw1"}, workers
     assert len(workers["spread"]) == 12 and set(workers["spread"]) == {"gw0", "gw1"}, workers
 
 
-def test_slow_tests_are_sent_before_the_other_single_tests(tmp_path: Path) -> None:
-    records = run_suite(tmp_path, {"test_free.py": FREE, "test_zz_slow.py": SLOW})
+def test_slow_tests_are_sent_before_the_other_single_tests(records: list[tuple[str, ...]]) -> None:
     assert len(by_kind(records)["slow"]) == 4, records
     for worker in ("gw0", "gw1"):  # each worker runs what it is sent in order: no slow test after a free one
         kinds = [kind for kind, w in records if w == worker and kind in ("slow", "free")]
