@@ -399,7 +399,7 @@ def _follow(ex: Executor, decisions: Sequence[Decision], display: Display) -> di
             progress.update(live)
             if ex.done():
                 return live
-            time.sleep(POLL_S)
+            ex.wait(POLL_S)  # the local executor wakes as a run ends: its slot is refilled at once
             live = ex.poll()
 
 
