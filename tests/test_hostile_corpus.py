@@ -157,6 +157,10 @@ def _setup(case: Path, steps: list[dict[str, Any]]) -> None:
             )
         elif "write" in step:
             _write(case, step, latin1)
+        elif "own" in step:  # a lock file `run` holds: this user's, writable by nobody else, one name
+            info = os.lstat(_fs_path(case, step["own"], latin1))
+            assert stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid(), (step, info)
+            assert not info.st_mode & 0o022 and info.st_nlink == 1, (step, oct(info.st_mode), info.st_nlink)
         else:
             raise AssertionError(f"unknown setup step {step}")
 
