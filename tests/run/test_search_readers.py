@@ -63,7 +63,11 @@ def test_status_and_report_read_a_cp_al_backup_of_a_search_and_write_nothing_in_
     with open(journal, "ab") as fh:
         fh.write(CUT)
     before = journal.read_bytes()
-    commands = (["status", str(backup)], ["status", str(backup), "--format", "json"], ["report", str(backup)])
+    commands = (
+        ["status", str(backup)],
+        ["status", str(backup), "--format", "json"],
+        ["report", str(backup), "--html"],
+    )
     for command in commands:
         log = tmp_path / f"{command[0]}.audit"
         log.unlink(missing_ok=True)
@@ -71,12 +75,18 @@ def test_status_and_report_read_a_cp_al_backup_of_a_search_and_write_nothing_in_
         said = f"{command} -> {done.returncode}\n{done.stdout}{done.stderr}"
         assert done.returncode in (0, 1) and "hard link" not in done.stderr, said
         assert "Traceback" not in done.stderr, said
-        if "json" not in command:
-            assert "is cut (a `sweepgen run` killed" in done.stdout + done.stderr, said
+        # said in every output: the terminal, each row of the JSON (a field), the page (a note)
+        assert "is cut (a `sweepgen run` killed" in done.stdout + done.stderr, said
+        if "json" in command:
+            rows = json.loads(done.stdout)
+            cut = journal.read_bytes().count(b"\n") + 1
+            assert rows and all(row["search_journal_cut_line"] == cut for row in rows), said
         opened = [w for w in _writes(log) if "study.journal" in w["p"] or ".search" in w["p"]]
         assert opened == [], said + str(opened)
         if command[0] == "status":  # status writes nothing at all
             assert _writes(log) == [], said
+    (page,) = (tmp_path / "runs").rglob("report.html")
+    assert f'id="search-cut">note: the study journal&#39;s line {cut} is cut' in page.read_text()
     assert journal.read_bytes() == before  # the cut line is left in place (a reader heals nothing)
     assert not (state / "study.journal.flock").exists()
 

@@ -766,4 +766,5 @@ def _search_part(report: rep.Report, request: Request, view: Any) -> dict[str, A
         diff=search_view.best_diff(sweep_dir, view),
         tied=view.tied(),
         trust=None if view.best is None else view.trust(),
+        cut_line=view.cut_line,
     )
