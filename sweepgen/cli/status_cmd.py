@@ -89,14 +89,7 @@ def _status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_l
 def _show_views(sweep_dir: Path, views: Sequence[RunView], fmt: str, tail_lines: int) -> None:
     """The runs in the format asked for; the text table with a search's lines and the problems."""
     if fmt in ("json", "csv"):
-        rows = [_as_json(v, tail_lines if fmt == "json" else 0) for v in views]
-        cut = _search_cut(sweep_dir, rows)
-        if fmt == "json":
-            click.echo(json.dumps(rows, indent=2, sort_keys=True))
-        else:
-            _print_csv(rows)
-        if cut is not None:  # said as the table's search lines say it, beside the rows
-            _console.stderr().print(cut, markup=False, highlight=False)
+        _show_rows(sweep_dir, views, fmt, tail_lines)
     else:
         _console.stdout().print(_table(views, title=f"{sweep_dir}"))
         _search_summary(sweep_dir, {v.task.name for v in views if v.live})
@@ -285,6 +278,18 @@ def _no_tail(path: Path | None) -> str:
 
     why = unread_why(path) if path is not None else None
     return f"; {path or 'no log'} is empty" if why is None else f"; {path} not shown: it {why}"
+
+
+def _show_rows(sweep_dir: Path, views: Sequence[RunView], fmt: str, tail_lines: int) -> None:
+    """The runs as JSON or CSV rows, with a search journal's cut last line in each (and said)."""
+    rows = [_as_json(v, tail_lines if fmt == "json" else 0) for v in views]
+    cut = _search_cut(sweep_dir, rows)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        _print_csv(rows)
+    if cut is not None:  # said as the table's search lines say it, beside the rows
+        _console.stderr().print(cut, markup=False, highlight=False)
 
 
 def _search_cut(sweep_dir: Path, rows: list[dict[str, Any]]) -> str | None:

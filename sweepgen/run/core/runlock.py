@@ -21,11 +21,11 @@ import errno
 import fcntl
 import itertools
 import os
-import stat
 import time
 from pathlib import Path
 
 from sweepgen.fs import filenames, runfs, safefs
+from sweepgen.fs.runfs import is_own
 
 RUN_LOCK_NAME = filenames.RUN_LOCK
 # a probe (`status`, `plan`) holds the lock for microseconds; a starter retries for this long before
@@ -87,15 +87,6 @@ def _still_named(fd: int, run_dir: Path) -> bool:
     except FileNotFoundError:
         return False
     return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
-
-
-def is_own(info: os.stat_result) -> bool:
-    """A lock file this user created and nobody else can write, with no other name: a file another
-    user planted in a shared run folder, one a umask of 002 left group-writable (anyone of the group
-    may have it open to write) or a hard link to a file elsewhere (``record_home`` truncates the
-    file it writes) is not."""
-    mode = info.st_mode
-    return stat.S_ISREG(mode) and info.st_uid == os.geteuid() and not mode & 0o022 and info.st_nlink == 1
 
 
 def _made_own(fd: int, run_dir: Path) -> int:
