@@ -132,7 +132,7 @@ def status(
     """Every run's view; with ``wait``, collected again every ``poll_s`` until none is queued or
     running, each collection handed to ``show`` (the first one too) as it comes."""
     located = locate(sweep_dir, only)
-    views = collect(located.tasks)
+    views = collect(located.tasks, persist=False)  # a reading command: writes nothing
     if wait:
         views = _until_settled(located.tasks, views, show or _show_nothing, poll_s)
     warnings = list(dict.fromkeys(v.note for v in views if v.note))
@@ -148,7 +148,7 @@ def _until_settled(
     show(views)
     while any(v.live for v in views):
         time.sleep(poll_s)
-        views = collect(tasks)
+        views = collect(tasks, persist=False)
         show(views)
     return views
 
