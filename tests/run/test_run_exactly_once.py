@@ -300,3 +300,29 @@ def test_a_status_forged_in_a_live_runs_folder_never_makes_another_run_look_move
     finally:
         (tmp_path / "release").touch()
         output_of(first)
+
+
+def test_a_lock_file_replaced_under_a_waiting_acquirer_keeps_one_holder(tmp_path, monkeypatch):
+    """A lock file that is not this user's own is replaced by a new one as it is taken (``acquire``);
+    an acquirer that had opened the old file and gets its flock once the old holder lets go must not
+    take itself for the run's holder: it checks the file it locked is still the one named."""
+    from sweepgen.run.core import runlock
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".sweepgen.lock").write_text("")
+    (run / ".sweepgen.lock").chmod(0o666)  # writable by others: not this user's own
+    waiting = os.open(run / ".sweepgen.lock", os.O_RDWR)  # another `run`, between its open and flock
+    held = runlock.acquire(run)
+    assert held is not None and runlock.is_own(os.stat(run / ".sweepgen.lock"))
+    assert os.fstat(held).st_ino == os.stat(run / ".sweepgen.lock").st_ino != os.fstat(waiting).st_ino
+    opened, real_open = iter([waiting]), runlock._open
+    monkeypatch.setattr(
+        runlock, "_open", lambda run_dir, *, create: next(opened, None) or real_open(run_dir, create=create)
+    )
+    # its flock on the old file is free now, but the file named is held: no second holder
+    assert runlock.acquire(run, retry_s=0) is None
+    runlock.release(held)
+    again = runlock.acquire(run, retry_s=0)
+    assert again is not None and os.fstat(again).st_ino == os.stat(run / ".sweepgen.lock").st_ino
+    runlock.release(again)
