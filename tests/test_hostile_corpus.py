@@ -157,8 +157,22 @@ def _setup(case: Path, steps: list[dict[str, Any]]) -> None:
             )
         elif "write" in step:
             _write(case, step, latin1)
+        elif "exists" in step or "own" in step:
+            _holds(case, step, latin1)
         else:
             raise AssertionError(f"unknown setup step {step}")
+
+
+def _holds(case: Path, step: dict[str, Any], latin1: bool) -> None:
+    """What a command left, checked between commands: ``exists``, an entry it must have left in
+    place (a link, a hard link); ``own``, a lock file `run` holds: this user's, writable by nobody
+    else, one name."""
+    if "exists" in step:
+        assert os.path.lexists(_fs_path(case, step["exists"], latin1)), step
+        return
+    info = os.lstat(_fs_path(case, step["own"], latin1))
+    assert stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid(), (step, info)
+    assert not info.st_mode & 0o022 and info.st_nlink == 1, (step, oct(info.st_mode), info.st_nlink)
 
 
 def _snapshot(root: Path) -> dict[bytes, tuple[str, bytes, int]]:

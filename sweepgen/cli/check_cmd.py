@@ -57,9 +57,11 @@ def check(
     """
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
     from sweepgen.compile import api
+    from sweepgen.compile.schema import trl_cli
     from sweepgen.compile.schema import validate as schema
 
-    with schema.no_import() if no_import else contextlib.nullcontext() as found:
+    # a reading command writes nothing: not even the user's cache of trl's schemas (trl_cli)
+    with trl_cli.no_cache_writes(), schema.no_import() if no_import else contextlib.nullcontext() as found:
         # no SPECs: the project's own (then an orphaned sweep folder is a problem too)
         report = api.check(list(specs) or None, out_root, full=full)
     skipped = found or []  # the schema checks --no-import left out

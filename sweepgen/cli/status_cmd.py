@@ -88,10 +88,8 @@ def _status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_l
 
 def _show_views(sweep_dir: Path, views: Sequence[RunView], fmt: str, tail_lines: int) -> None:
     """The runs in the format asked for; the text table with a search's lines and the problems."""
-    if fmt == "json":
-        click.echo(json.dumps([_as_json(v, tail_lines) for v in views], indent=2, sort_keys=True))
-    elif fmt == "csv":
-        _print_csv(views)
+    if fmt in ("json", "csv"):
+        _show_rows(sweep_dir, views, fmt, tail_lines)
     else:
         _console.stdout().print(_table(views, title=f"{sweep_dir}"))
         _search_summary(sweep_dir, {v.task.name for v in views if v.live})
@@ -282,9 +280,34 @@ def _no_tail(path: Path | None) -> str:
     return f"; {path or 'no log'} is empty" if why is None else f"; {path} not shown: it {why}"
 
 
-def _print_csv(views: Sequence[RunView]) -> None:
+def _show_rows(sweep_dir: Path, views: Sequence[RunView], fmt: str, tail_lines: int) -> None:
+    """The runs as JSON or CSV rows, with a search journal's cut last line in each (and said)."""
+    rows = [_as_json(v, tail_lines if fmt == "json" else 0) for v in views]
+    cut = _search_cut(sweep_dir, rows)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        _print_csv(rows)
+    if cut is not None:  # said as the table's search lines say it, beside the rows
+        _console.stderr().print(cut, markup=False, highlight=False)
+
+
+def _search_cut(sweep_dir: Path, rows: list[dict[str, Any]]) -> str | None:
+    """A search sweep: each row gets ``search_journal_cut_line``, the study journal's cut last line
+    (None when it has none), left out of what the study says; the note saying so, when there is one."""
+    from sweepgen.run.sweep.start import search_cut_line
+
+    found = search_cut_line(sweep_dir)
+    if found is None:
+        return None
+    for row in rows:
+        row["search_journal_cut_line"] = found[0]
+    return None if found[0] is None else found[1]
+
+
+def _print_csv(json_rows: Sequence[dict[str, Any]]) -> None:
     """One row per run; the log tail stays in text and json."""
-    rows = [{k: v for k, v in _as_json(v, 0).items() if k != "log_tail"} for v in views]
+    rows = [{k: v for k, v in row.items() if k != "log_tail"} for row in json_rows]
     columns = list(rows[0]) if rows else ["run", "state"]
     emit("", columns, [[row.get(c) for c in columns] for row in rows], "csv")
 

@@ -57,4 +57,6 @@ STATISTICS_JSON: Final = "statistics.json"  # the same rows, with the methods an
 REPORT_HTML: Final = "report.html"  # one self-contained page
 IMPORTANCE_CSV: Final = "importance.csv"  # the parameter importance report.html shows
 # every file a report writes: a later report replaces them or removes those it does not write
+# (only those its record names, with the content it records: never a file sweepgen did not write)
+REPORT_RECORD: Final = ".sweepgen-report.json"  # which of them the last report wrote, by digest
 REPORT_FILES: Final = (REPORT_CSV, REPORT_PNG, STATISTICS_CSV, STATISTICS_JSON, REPORT_HTML, IMPORTANCE_CSV)

@@ -183,6 +183,16 @@ def owners_name(info: os.stat_result, folder: os.stat_result) -> bool:
     return not folder.st_mode & stat.S_IWGRP or _private_group(folder.st_uid, folder.st_gid)
 
 
+def is_own(info: os.stat_result) -> bool:
+    """A file this user created, nobody else can write, with no other name: what sweepgen trusts as
+    its own word in a shared folder (a run's lock, where the run started; a report's record of what
+    it wrote). A file another user planted, one a umask of 002 left group-writable (anyone of the
+    group may have it open to write) or a hard link to a file elsewhere (written in place, that
+    file's bytes) is not."""
+    mode = info.st_mode
+    return stat.S_ISREG(mode) and info.st_uid == os.geteuid() and not mode & 0o022 and info.st_nlink == 1
+
+
 @functools.cache
 def _private_group(uid: int, gid: int) -> bool:
     """Whether ``gid`` is the user ``uid``'s own group and nobody else's (the user private groups of

@@ -149,6 +149,21 @@ def test_a_spec_naming_trl_grpo_records_the_release_in_its_lock(cached):
     assert lock["inputs"]["module:trl"] == "trl==9.9.9"
 
 
+def test_check_keeps_no_schema_it_built_in_the_cache_and_render_does(cached, monkeypatch):
+    """`check` is a reading command (a pull request's CI, the pre-commit hook): it writes nothing,
+    the user's cache folder included. Before, a `check` that built trl's schema (no cache yet)
+    wrote it into ~/.cache/sweepgen; `render`, a writer, keeps it for the next command."""
+    test_a_spec_naming_trl_grpo_records_the_release_in_its_lock(cached)
+    path = cached.parent / "cache" / "sweepgen" / "schemas" / "trl-9.9.9" / "grpo.json"
+    path.unlink()
+    monkeypatch.setattr(trl_cli, "_build", lambda command, version, loc: CACHED)  # as importing trl would
+    result = CliRunner().invoke(main, ["check"])
+    assert result.exit_code == 0, result.output
+    assert not path.exists()
+    assert CliRunner().invoke(main, ["render", "specs/g.yaml"]).exit_code == 0
+    assert json.loads(path.read_text())["properties"] == CACHED["properties"]
+
+
 def test_a_value_trl_raises_for_is_named_where_it_was_written_with_a_did_you_mean(cached):
     """In the config: its line. In `--grid`: the option (the spec holding the grid was never written)."""
     (cached / "grpo.yaml").write_text(TRL_CONFIG.replace("loss_type: dr_grpo", "loss_type: dapoo"))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -333,20 +335,43 @@ def test_at_last_k_is_the_mean_of_the_last_k_values(shaping):
 
 
 def test_a_report_for_another_metric_leaves_no_stale_file(shaping):
+    """An earlier report's file this one does not write is removed, and only that: a file its record
+    names with the content it wrote. A hand-made file of a report's name, a link, a hard link to a
+    file elsewhere (even one the record names) are left and named, never removed or followed."""
+    import hashlib
+
     out = shaping / "runs/shaping"
     assert report("--metric", "eval_acc", "--compare", "identity_lr1e-05").exit_code == 0
-    # files an earlier --html report with a plot wrote, and a link where one of them was
-    (out / "report.html").write_text("<html>eval_acc</html>")
+    record = json.loads((out / ".sweepgen-report.json").read_text())
+    assert set(record) == {"report.csv", "statistics.csv", "statistics.json"}
+    # as an earlier report with a plot left it (its record names the file it wrote) ...
     (out / "report.png").write_bytes(b"\x89PNG old")
+    record["report.png"] = hashlib.sha256(b"\x89PNG old").hexdigest()
+    # ... and, of report names, what no report wrote: a page made by hand, a link, a hard link
+    (out / "statistics.json").write_text("{}")  # written again by the next report: replaced
     outside = shaping / "keep.csv"
     outside.write_text("not a report's\n")
     (out / "importance.csv").symlink_to(outside)
+    (out / "report.html").write_text("<html>kept</html>")
+    (shaping / "keep.html").write_text("<html>eval_acc</html>")
+    record["report.html"] = hashlib.sha256(b"<html>eval_acc</html>").hexdigest()
+    os.link(shaping / "keep.html", out / "report.html.new")
+    (out / "report.html.new").replace(out / "report.html")
+    (out / ".sweepgen-report.json").write_text(json.dumps(record))
     result = report("--metric", "loss", "--mode", "min")
     assert result.exit_code == 0, result.output
     left = sorted(p.name for p in out.iterdir() if p.is_file() or p.is_symlink())
-    assert left == ["report.csv", "statistics.csv", "statistics.json"]
-    assert outside.read_text() == "not a report's\n"  # the link removed, never followed
-    assert "removed (an earlier report's, not written by this one)" in result.stdout
+    assert left == [".sweepgen-report.json", "importance.csv", "report.csv", "report.html"] + [
+        "statistics.csv",
+        "statistics.json",
+    ]
+    assert outside.read_text() == "not a report's\n" and (out / "importance.csv").is_symlink()
+    assert (shaping / "keep.html").read_text() == "<html>eval_acc</html>"
+    assert f"removed (an earlier report's, not written by this one): {Path('runs/shaping/report.png')}" in (
+        result.stdout
+    )
+    assert "importance.csv is a symlink, not an earlier report's file: left as it is" in result.stderr
+    assert "report.html is a file with another name (a hard link)" in result.stderr
     rows = list(csv.DictReader(io.StringIO((out / "statistics.csv").read_text())))
     assert {(r["metric"], r["value"], r["direction"]) for r in rows} == {
         ("loss", "final (last logged value)", "min is better")

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -136,14 +137,17 @@ def test_a_queued_run_that_another_process_ran_meanwhile_is_not_started_and_keep
     assert ex.done() and not (task.run_dir / "starts.jsonl").exists()
 
 
-def _waiting_run(root: Path) -> tuple[subprocess.Popen, str]:
+def _waiting_run(root: Path, plant: Callable[[Path], None] | None = None) -> tuple[subprocess.Popen, str]:
     """`sweepgen run` of run a, whose trainer waits for ``root``/release; once it has started; with
-    the command it was given."""
+    the command it was given. ``plant``: called with run a's folder before the run starts."""
     import shlex
 
     from run_support import WAITER
 
     make_sweep(root, {"a": {"release": str(root / "release")}})
+    if plant is not None:
+        (root / "runs" / "fake" / "a").mkdir(parents=True)
+        plant(root / "runs" / "fake" / "a")
     (root / "waiter.py").write_text(WAITER)
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(root / 'waiter.py'))} {{config}}"
     first = _sweepgen(root, "run", "generated/fake", "--command", command)
@@ -251,16 +255,34 @@ def test_a_run_folder_replaced_by_a_link_while_it_ran_has_its_end_where_it_was_m
     assert (real / "starts.txt").read_text().count("\n") == 1
 
 
-def test_a_status_forged_in_a_live_runs_folder_never_makes_another_run_look_moved(tmp_path):
+def _planted_lock(run: Path) -> None:
+    """A lock file left in the run folder before the run, as another user of a shared runs folder
+    leaves one: writable by others (a umask of 002 leaves group write), and a hard link to a file
+    outside (what is written into a lock file in place is that file's bytes)."""
+    outside = run.parents[2] / "outside.txt"
+    outside.write_text("keep me\n")
+    os.link(outside, run / ".sweepgen.lock")
+    os.chmod(outside, 0o666)
+
+
+@pytest.mark.parametrize("planted", [False, True], ids=["own-lock", "planted-lock"])
+def test_a_status_forged_in_a_live_runs_folder_never_makes_another_run_look_moved(tmp_path, planted):
     """Whoever can write the folder of a live run of ours (a shared runs folder) rewrites its status
     to say its supervisor was started for another run's folder: `run` took that other run for moved
     there and never started it. Where a run started is now read from the lock file its supervisor
-    holds (written by `run`, this user's own), never from the status beside it."""
+    holds (written by `run`, this user's own), never from the status beside it. A lock file found in
+    the folder (``planted``: writable by others, a hard link to a file outside) is replaced by a new
+    one of this user's before anything is written in it: before, the status was read for such a
+    lock, and the path was written through the hard link (the file outside truncated)."""
+    from sweepgen.run.core import runlock
     from sweepgen.run.local import liveness
 
     run = tmp_path / "runs" / "fake" / "a"
     other = tmp_path / "runs" / "fake" / "b"
-    first, _ = _waiting_run(tmp_path)
+    first, _ = _waiting_run(tmp_path, _planted_lock if planted else None)
+    if planted:
+        assert (tmp_path / "outside.txt").read_text() == "keep me\n"
+        assert runlock.is_own(os.stat(run / ".sweepgen.lock"))
     try:
         path = run / "sweepgen_status.json"
         data = json.loads(path.read_text())
@@ -278,3 +300,29 @@ def test_a_status_forged_in_a_live_runs_folder_never_makes_another_run_look_move
     finally:
         (tmp_path / "release").touch()
         output_of(first)
+
+
+def test_a_lock_file_replaced_under_a_waiting_acquirer_keeps_one_holder(tmp_path, monkeypatch):
+    """A lock file that is not this user's own is replaced by a new one as it is taken (``acquire``);
+    an acquirer that had opened the old file and gets its flock once the old holder lets go must not
+    take itself for the run's holder: it checks the file it locked is still the one named."""
+    from sweepgen.run.core import runlock
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".sweepgen.lock").write_text("")
+    (run / ".sweepgen.lock").chmod(0o666)  # writable by others: not this user's own
+    waiting = os.open(run / ".sweepgen.lock", os.O_RDWR)  # another `run`, between its open and flock
+    held = runlock.acquire(run)
+    assert held is not None and runlock.is_own(os.stat(run / ".sweepgen.lock"))
+    assert os.fstat(held).st_ino == os.stat(run / ".sweepgen.lock").st_ino != os.fstat(waiting).st_ino
+    opened, real_open = iter([waiting]), runlock._open
+    monkeypatch.setattr(
+        runlock, "_open", lambda run_dir, *, create: next(opened, None) or real_open(run_dir, create=create)
+    )
+    # its flock on the old file is free now, but the file named is held: no second holder
+    assert runlock.acquire(run, retry_s=0) is None
+    runlock.release(held)
+    again = runlock.acquire(run, retry_s=0)
+    assert again is not None and os.fstat(again).st_ino == os.stat(run / ".sweepgen.lock").st_ino
+    runlock.release(again)

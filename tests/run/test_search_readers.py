@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from search_support import REPO, RUN_ARGS, sweepgen, write_search_project
 
 SWEEP = Path("generated") / "fake_search"
@@ -50,35 +51,62 @@ def _writes(log: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def test_status_and_report_read_a_cp_al_backup_of_a_search_and_write_nothing_in_it(tmp_path):
-    write_search_project(tmp_path, {"n": 2})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
-    assert sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS).returncode == 0
-    backup = SWEEP.with_name("backup")
-    subprocess.run(["cp", "-al", str(SWEEP), str(backup)], cwd=tmp_path, check=True)
-    state = tmp_path / backup / ".search"
-    journal = state / "study.journal"
-    assert journal.stat().st_nlink == 2
+@pytest.fixture(scope="module")
+def backup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the project, the `cp -al` backup of a finished search's sweep folder) whose journal ends in
+    a cut line and has no `.flock`: read by both tests below."""
+    root = tmp_path_factory.mktemp("readers")
+    write_search_project(root, {"n": 2})
+    assert sweepgen(root, "render", "specs/s.yaml").returncode == 0
+    assert sweepgen(root, "run", str(SWEEP), *RUN_ARGS).returncode == 0
+    copy = SWEEP.with_name("backup")
+    subprocess.run(["cp", "-al", str(SWEEP), str(copy)], cwd=root, check=True)
+    state = root / copy / ".search"
+    assert (state / "study.journal").stat().st_nlink == 2
     (state / "study.journal.flock").unlink()  # a reader must not make it again
-    with open(journal, "ab") as fh:
+    with open(state / "study.journal", "ab") as fh:
         fh.write(CUT)
-    before = journal.read_bytes()
-    commands = (["status", str(backup)], ["status", str(backup), "--format", "json"], ["report", str(backup)])
-    for command in commands:
-        log = tmp_path / f"{command[0]}.audit"
-        log.unlink(missing_ok=True)
-        done = _audited(tmp_path, log, *command)
-        said = f"{command} -> {done.returncode}\n{done.stdout}{done.stderr}"
-        assert done.returncode in (0, 1) and "hard link" not in done.stderr, said
-        assert "Traceback" not in done.stderr, said
-        if "json" not in command:
-            assert "is cut (a `sweepgen run` killed" in done.stdout + done.stderr, said
-        opened = [w for w in _writes(log) if "study.journal" in w["p"] or ".search" in w["p"]]
-        assert opened == [], said + str(opened)
-        if command[0] == "status":  # status writes nothing at all
-            assert _writes(log) == [], said
-    assert journal.read_bytes() == before  # the cut line is left in place (a reader heals nothing)
+    return root, copy
+
+
+def _reads_without_writing(root: Path, copy: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """``command`` on the backup: it succeeds, says the cut line, and opens nothing of the search
+    to write (`status`: nothing at all); the journal is left as it was (a reader heals nothing)."""
+    state = root / copy / ".search"
+    before = (state / "study.journal").read_bytes()
+    log = root / f"{command[0]}.audit"
+    log.unlink(missing_ok=True)
+    done = _audited(root, log, *command)
+    said = f"{command} -> {done.returncode}\n{done.stdout}{done.stderr}"
+    assert done.returncode in (0, 1) and "hard link" not in done.stderr, said
+    assert "Traceback" not in done.stderr, said
+    # said in every output: the terminal, each row of the JSON (a field), the page (a note)
+    assert "is cut (a `sweepgen run` killed" in done.stdout + done.stderr, said
+    opened = [w for w in _writes(log) if "study.journal" in w["p"] or ".search" in w["p"]]
+    assert opened == [], said + str(opened)
+    if command[0] == "status":  # status writes nothing at all
+        assert _writes(log) == [], said
+    assert (state / "study.journal").read_bytes() == before
     assert not (state / "study.journal.flock").exists()
+    return done
+
+
+def test_status_and_report_read_a_cp_al_backup_of_a_search_and_write_nothing_in_it(backup):
+    root, copy = backup
+    cut = (root / copy / ".search" / "study.journal").read_bytes().count(b"\n") + 1
+    _reads_without_writing(root, copy, "status", str(copy))
+    rows = json.loads(_reads_without_writing(root, copy, "status", str(copy), "--format", "json").stdout)
+    assert rows and all(row["search_journal_cut_line"] == cut for row in rows), rows
+    _reads_without_writing(root, copy, "report", str(copy))
+
+
+@pytest.mark.plot
+def test_the_report_page_of_a_search_names_its_journals_cut_line(backup):
+    root, copy = backup
+    cut = (root / copy / ".search" / "study.journal").read_bytes().count(b"\n") + 1
+    _reads_without_writing(root, copy, "report", str(copy), "--html")
+    (page,) = (root / "runs").rglob("report.html")
+    assert f'id="search-cut">note: the study journal&#39;s line {cut} is cut' in page.read_text()
 
 
 def test_a_study_loaded_to_read_opens_nothing_to_write_and_names_a_cut_line(tmp_path):

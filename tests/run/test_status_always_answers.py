@@ -55,10 +55,15 @@ def test_a_lost_run_ended_when_its_files_last_changed(sweep):
     old = time.time() - 3600
     for name in ("run.log", "sweepgen_status.json"):
         os.utime(run_dir / name, (old, old))
+    before = (run_dir / "sweepgen_status.json").read_bytes()
     rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
     assert rows["a"]["state"] == "FAILED" and rows["a"]["reason"].startswith("lost")
     ended = rows["a"]["ended"]
     assert ended.startswith(time.strftime("%Y-%m-%dT%H", time.gmtime(old))), ended
+    # a reading command writes nothing in a runs folder others may share: before, `status` made the
+    # run's lock file and replaced its status with the lost end (`run` records it when it plans)
+    assert (run_dir / "sweepgen_status.json").read_bytes() == before
+    assert sorted(p.name for p in run_dir.iterdir()) == ["run.log", "sweepgen_status.json"]
 
 
 def test_status_answers_from_the_files_when_slurm_does_not(sweep, monkeypatch):

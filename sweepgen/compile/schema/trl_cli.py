@@ -17,11 +17,13 @@ imported once per version, and an upgrade makes a new schema.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import importlib
 import importlib.metadata
 import json
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from sweepgen.compile.schema import accelerate_launch, code_choices, export, trl_raises
@@ -100,9 +102,28 @@ def command_schema(command: str, loc: Location) -> dict[str, Any]:
     if cached is not None:
         return cached
     schema = _build(command, version, loc)
-    with contextlib.suppress(OSError):  # a read-only cache costs the next run the import, nothing else
-        safefs.write_atomic(path, export.dumps(schema).encode("utf-8"))
+    if _CACHE_WRITES.get():
+        with contextlib.suppress(OSError):  # a read-only cache costs the next run the import, nothing else
+            safefs.write_atomic(path, export.dumps(schema).encode("utf-8"))
     return schema
+
+
+# `check` (and the pre-commit hook) is a reading command: it writes nothing, the user's cache
+# folder included (strace's oracle); it reads a cache `render`, `init` or `schema` left, and
+# without one imports trl for every look
+_CACHE_WRITES: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "sweepgen_trl_cache_writes", default=True
+)
+
+
+@contextlib.contextmanager
+def no_cache_writes() -> Iterator[None]:
+    """Within this block, a schema built is not kept in the user's cache folder."""
+    token = _CACHE_WRITES.set(False)
+    try:
+        yield
+    finally:
+        _CACHE_WRITES.reset(token)
 
 
 def _cache_dir() -> str:

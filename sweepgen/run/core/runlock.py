@@ -19,12 +19,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import itertools
 import os
-import stat
 import time
 from pathlib import Path
 
-from sweepgen.fs import filenames, runfs
+from sweepgen.fs import filenames, runfs, safefs
+from sweepgen.fs.runfs import is_own
 
 RUN_LOCK_NAME = filenames.RUN_LOCK
 # a probe (`status`, `plan`) holds the lock for microseconds; a starter retries for this long before
@@ -50,17 +51,69 @@ def _open(run_dir: Path, *, create: bool) -> int | None:
 
 def acquire(run_dir: Path, *, retry_s: float = ACQUIRE_RETRY_S) -> int | None:
     """Lock ``run_dir`` (which must exist); the open descriptor, or None if another process holds it.
-    Raises OSError when the lock file cannot be created (read-only disk, a symlink in its place)."""
-    fd = _open(run_dir, create=True)
-    assert fd is not None
+    Raises OSError when the lock file cannot be created (read-only disk, a symlink in its place).
+    The lock held is always a file of this user's that nobody else can write and that has no other
+    name (``_made_own``): what ``record_home`` writes in it is then the run's own word."""
+    deadline = time.monotonic() + retry_s
+    for _ in range(_REOPENS):
+        fd = _open(run_dir, create=True)
+        assert fd is not None
+        try:
+            if not flock_within(fd, max(0.0, deadline - time.monotonic()), every_s=0.02):
+                os.close(fd)
+                return None
+            if _still_named(fd, run_dir):
+                return _made_own(fd, run_dir)
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # its holder replaced it by its own (``_made_own``) meanwhile: lock that one
+    raise OSError(
+        errno.EAGAIN,
+        "the run's lock file is replaced again and again (by another user?)",
+        str(_lock_path(run_dir)),
+    )
+
+
+_REOPENS = 20  # a lock file replaced under a waiting acquirer more often than this is someone's game
+
+
+def _still_named(fd: int, run_dir: Path) -> bool:
+    """Whether the lock file ``fd`` is still the one at the lock's name (a holder that found it not
+    its own put a new one there, ``_made_own``: the old file locks nothing any more)."""
+    held = os.fstat(fd)
     try:
-        if flock_within(fd, retry_s, every_s=0.02):
-            return fd
-    except BaseException:
-        os.close(fd)
-        raise
+        now = runfs.lstat(_lock_path(run_dir))
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _made_own(fd: int, run_dir: Path) -> int:
+    """``fd`` (its flock held) where its file is this user's own (``is_own``), else a new lock file
+    of this user's, locked, renamed over it (every acquirer checks after its flock that the file it
+    locked is still the one named, ``_still_named``), with ``fd`` closed: the old file, whoever else
+    has it open, is then no run's lock."""
+    if is_own(os.fstat(fd)):
+        return fd
+    with runfs.parent(_lock_path(run_dir)) as (folder, name):
+        tmp = f"{safefs.TEMP_PREFIX}{os.getpid()}-{next(_temp_ids)}.tmp"
+        new = os.open(tmp, _NEW_FLAGS, 0o600, dir_fd=folder)
+        try:
+            fcntl.flock(new, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a new file: nobody else has it open
+            os.fchmod(new, 0o644)  # as _open creates it (readable: `status` probes it read-only)
+            os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            os.close(new)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
+            raise
     os.close(fd)
-    return None
+    return new
+
+
+_NEW_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_temp_ids = itertools.count()
 
 
 def flock_within(fd: int, wait_s: float, *, every_s: float) -> bool:
@@ -120,24 +173,23 @@ def record_home(fd: int, run_dir: Path) -> None:
     """Write where the run starts (its folder's real path) into the lock file it holds as ``fd``.
     The supervisor keeps that very file open for the run's life, so `run` and `status` read it
     through ``/proc/PID/fd`` wherever the folder was moved: unlike the status file beside it, no
-    one who can only write the folder can change it (``recorded_home``). Nothing is recorded where
-    the lock cannot be written (those then read the status, as before)."""
-    with contextlib.suppress(OSError):
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, os.fsencode(os.path.realpath(run_dir)) + b"\n", 0)
+    one who can only write the folder can change it (``recorded_home``; ``acquire`` holds only a
+    file that is this user's own). Raises OSError where it cannot be written (a full disk): the
+    run is then not started, since where it started could be told only from the status file."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, os.fsencode(os.path.realpath(run_dir)) + b"\n", 0)
 
 
 def recorded_home(held: str) -> str | None:
     """The run folder recorded in the lock file ``held`` (a ``/proc/PID/fd/N`` of its supervisor)
-    by ``record_home``; None where nothing is, or where another user could have written it (a lock
-    file not of this user, or writable by others: a shared folder's own file, opened by a run)."""
+    by ``record_home``; None where nothing is (a supervisor of an older sweepgen), or where another
+    user could have written it (``is_own``: a lock such a supervisor took as it found it)."""
     try:
         fd = os.open(held, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        if not is_own(os.fstat(fd)):
             return None
         raw = os.pread(fd, HOME_MAX + 1, 0)
     except OSError:

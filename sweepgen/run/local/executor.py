@@ -487,6 +487,24 @@ class LocalExecutor(Executor):
             return None
         return log
 
+    def _record_home(self, task: RunTask, lock_fd: int, log: IO[bytes]) -> bool:
+        """Where the run starts, written in the lock file its supervisor will hold; False (the lock
+        released, the fault said, the run left pending) where it cannot be written: a run whose
+        start folder only its status file told could be taken for moved by whoever writes there."""
+        try:
+            runlock.record_home(lock_fd, task.run_dir)
+        except OSError as err:
+            log.close()
+            runlock.release(lock_fd)
+            self._fault(task.run_dir / runlock.RUN_LOCK_NAME, err)
+            self._status[task.name] = RunStatus(
+                RunState.PENDING,
+                self.name,
+                reason=f"not started: could not write {task.run_dir / runlock.RUN_LOCK_NAME}",
+            )
+            return False
+        return True
+
     def _start_locked(self, task: RunTask, lock_fd: int) -> None:
         """Start ``task``, whose lock this process now holds, unless it changed since it was planned."""
         previous = read_status(task.run_dir)
@@ -504,10 +522,11 @@ class LocalExecutor(Executor):
         log = self._open_log(task, lock_fd, attempt, argv)
         if log is None:
             return
+        if not self._record_home(task, lock_fd, log):
+            return
         gpu = self._pick_gpu()
         env = self._run_env(task, gpu)
         stop_request.clear(task.run_dir)  # an old request must not stop this attempt
-        runlock.record_home(lock_fd, task.run_dir)  # where it starts, in the file its supervisor holds
         status = RunStatus(
             RunState.RUNNING,
             self.name,

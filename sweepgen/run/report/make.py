@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import hashlib
 import importlib.util
+import json
+import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +21,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
-from sweepgen.fs import filenames, runfs
+from sweepgen.fs import filenames, runfs, safefs
 from sweepgen.run.core.base import RunState, is_pruned_reason
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import committed as report_committed
@@ -345,31 +348,123 @@ def _skipped_warning(request: Request, missing: Sequence[str]) -> list[str]:
 
 
 def _write(files: Sequence[tuple[str, str, bytes]], out_dir: Path, outcome: Outcome) -> None:
-    """Every output built: now they replace the old ones, and an earlier report's others go."""
+    """Every output built: now they replace the old ones, an earlier report's others go, and the
+    record of what this one wrote replaces the earlier one."""
+    earlier = _earlier_record(out_dir)
     for what, name, data in files:
         runfs.write_atomic(out_dir / name, data)  # no linked folder on the way followed
         outcome.written.append((what, out_dir / name))
-    _remove_stale(out_dir, {name for _, name, _ in files}, outcome)
+    _remove_stale(out_dir, {name for _, name, _ in files}, earlier, outcome)
+    record = {name: hashlib.sha256(data).hexdigest() for _, name, data in files}
+    runfs.write_atomic(out_dir / filenames.REPORT_RECORD, json.dumps(record, sort_keys=True).encode())
 
 
-def _remove_stale(out_dir: Path, written: set[str], outcome: Outcome) -> None:
-    """Remove the files of an earlier report that this one did not write (a link is removed as a
-    link, never followed; a folder of that name is left and named)."""
+_RECORD_MAX = 64 * 1024  # bytes of a report record: six names and their digests
+
+
+def _earlier_record(out_dir: Path) -> dict[str, str]:
+    """What the last report in ``out_dir`` wrote (name -> sha256), from the record it left; nothing
+    where there is none (an older sweepgen's report), or where it is not this user's own file that
+    nobody else can write (``runfs.is_own``): in a shared folder anyone may have written it."""
+    raw = _own_bytes(out_dir / filenames.REPORT_RECORD, _RECORD_MAX)
+    try:
+        data = json.loads(raw) if raw is not None else None
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if k in filenames.REPORT_FILES and isinstance(v, str)}
+
+
+def _own_bytes(path: Path, limit: int) -> bytes | None:
+    """The bytes of ``path`` when it is this user's own file (``runfs.is_own``) of at most ``limit``
+    bytes, opened without following a link; None otherwise."""
+    try:
+        fd = runfs.open_file(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, limit + 1) if runfs.is_own(os.fstat(fd)) else b""
+    finally:
+        os.close(fd)
+    return raw if 0 < len(raw) <= limit else None
+
+
+def _remove_stale(out_dir: Path, written: set[str], earlier: dict[str, str], outcome: Outcome) -> None:
+    """Remove the files of an earlier report that this one did not write: only a file the earlier
+    report's record names with the very content it wrote, this user's, with no other name, found
+    in the report folder's own descriptor. Anything else of that name (a link, a folder, a hard
+    link, another user's file, a file edited since or an older sweepgen's output) is left and named:
+    a removal is never of a file sweepgen did not write."""
     # a later report removes what it does not write, so no file of a report for another metric (or
     # another --at, or before --no-plot) is left beside it
-    for name in filenames.REPORT_FILES:
-        if name in written:
-            continue
-        path = out_dir / name
-        try:
-            st = runfs.lstat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            outcome.warnings.append(f"{path} is a folder, not an earlier report's file: left as it is")
-            continue
-        runfs.unlink(path)
+    try:
+        folder = runfs.open_dir(out_dir)
+    except FileNotFoundError:
+        return
+    try:
+        for name in filenames.REPORT_FILES:
+            if name not in written:
+                _remove_one(folder, out_dir / name, earlier.get(name), outcome)
+    finally:
+        os.close(folder)
+
+
+def _remove_one(folder: int, path: Path, digest: str | None, outcome: Outcome) -> None:
+    """Remove ``path`` (in ``folder``) when it is the earlier report's file, else name it."""
+    why = _not_removable(folder, path.name, digest)
+    if why is None:
+        os.unlink(path.name, dir_fd=folder)
         outcome.removed.append(path)
+    elif why:
+        outcome.warnings.append(f"{path} is {why}: left as it is ({_BY_HAND})")
+
+
+def _not_removable(folder: int, name: str, digest: str | None) -> str | None:
+    """Why ``name`` in ``folder`` is not the earlier report's file to remove; None when it is, ""
+    when there is nothing of that name."""
+    try:
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return ""
+    why = _not_a_report_file(info, digest)
+    if why is not None or digest is None:
+        return why
+    return _other_content(folder, name, info, digest)
+
+
+def _not_a_report_file(info: os.stat_result, digest: str | None) -> str | None:
+    """What makes the entry ``info`` no file a report wrote, before its content is read."""
+    if not stat.S_ISREG(info.st_mode):
+        return f"a {safefs.kind_of(info.st_mode)}, not an earlier report's file"
+    if info.st_nlink != 1 or info.st_uid != os.geteuid():
+        return "a file with another name (a hard link) or of another user, not an earlier report's"
+    if digest is None:
+        return "not named by an earlier report's record (an older sweepgen's output, or not a report's)"
+    return None
+
+
+def _other_content(folder: int, name: str, info: os.stat_result, digest: str) -> str | None:
+    """Why the file ``name`` (``info`` as looked at) is not what the record's ``digest`` says; None
+    when it is: opened in ``folder`` without following a link, the same file, hashed whole."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    except OSError as err:
+        return f"not readable ({err.strerror})"
+    try:
+        seen = os.fstat(fd)
+        if (seen.st_dev, seen.st_ino) != (info.st_dev, info.st_ino) or seen.st_size > _REPORT_MAX:
+            return "changed while it was looked at"
+        body = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            body.update(chunk)
+    finally:
+        os.close(fd)
+    return None if body.hexdigest() == digest else "not the file the earlier report wrote (changed since)"
+
+
+_BY_HAND = "remove it by hand if it is an earlier report's"
+_REPORT_MAX = 1 << 30  # bytes of an earlier report's file read to compare with its record
 
 
 def _objective(request: Request) -> rep.Objective:
@@ -781,4 +876,5 @@ def _search_part(report: rep.Report, request: Request, view: Any) -> dict[str, A
         diff=search_view.best_diff(sweep_dir, view),
         tied=view.tied(),
         trust=None if view.best is None else view.trust(),
+        cut_line=view.cut_line,
     )

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from sweepgen.compile.run_api import trial_name
-from sweepgen.run.search.view import SearchView, TrialRow
+from sweepgen.run.search.view import SearchView, TrialRow, cut_note
 
 ENDED = ("complete", "pruned", "failed")
 RULE = (
@@ -134,10 +134,12 @@ def section(
     diff: Sequence[tuple[str, Any, Any]],
     tied: Sequence[str] = (),
     trust: str | None = None,
+    cut_line: int | None = None,
 ) -> dict[str, Any]:
     """The page's search section: ``best`` names the best trial, ``diff`` its (path, base value,
     trial value) differences from the base, ``tied`` the complete trials with exactly its value,
-    ``trust`` what its value is worth (search/best_value.py)."""
+    ``trust`` what its value is worth (search/best_value.py); ``cut_line``: the study journal's cut
+    last line, left out of every number here (said on the page as on the terminal)."""
     by_name = {t.name: t for t in trials}
     return {
         "metric": metric,
@@ -147,6 +149,7 @@ def section(
         "params": sorted({p for t in trials for p in t.params}),
         "trials": [asdict(t) for t in sorted(trials, key=lambda t: t.number)],
         "curves": curves(trials, mode),
+        "cut_note": None if cut_line is None else cut_note(cut_line),
         "best": None
         if best is None
         else {

@@ -342,6 +342,17 @@ def search_lines(
     return lines
 
 
+def search_cut_line(sweep_dir: Path) -> tuple[int | None, str] | None:
+    """For `status --format json|csv`: a search sweep's study journal's cut last line (None when it
+    has none) and the note naming it; None for a sweep that is no search (or whose spec does not
+    load: the table's note says why)."""
+    loaded = _loaded_view(sweep_dir)
+    if isinstance(loaded, list):
+        return None
+    line = loaded.cut_line
+    return line, "" if line is None else search_view.cut_note(line)
+
+
 def _without_live_runs(view: search_view.SearchView, live: Collection[str]) -> set[str]:
     """The running trials none of whose runs (``t0007``, or ``t0007_r0``... with repeats) is live."""
     busy = {name.split("_r", 1)[0] for name in live}

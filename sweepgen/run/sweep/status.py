@@ -43,7 +43,7 @@ __all__ = ["PROBLEM_STATES", "SLURM_WORDS", "RunView", "collect", "log_tail", "p
 ANSWER_S = 5.0  # how long `status` waits for an executor's observer before it answers from the files alone
 
 
-def collect(tasks: Sequence[RunTask], *, answer_s: float = ANSWER_S) -> list[RunView]:
+def collect(tasks: Sequence[RunTask], *, answer_s: float = ANSWER_S, persist: bool = True) -> list[RunView]:
     """One view per task, in task order. The runs of an executor with an observer (Slurm) are
     reconciled with it (and what only it knows, such as a cancellation, is written to their status
     files); other runs are read as they are, except that a ``running`` run whose process is gone is
@@ -51,14 +51,16 @@ def collect(tasks: Sequence[RunTask], *, answer_s: float = ANSWER_S) -> list[Run
 
     Always answers: a status file that cannot be read is that run's view (UNREADABLE, with why), and
     when an observer does not answer within ``answer_s`` its runs are shown as their files say,
-    with a note saying so."""
+    with a note saying so. ``persist`` False (`sweepgen status`, a reading command): a local run
+    found lost is shown so, and nothing is written (no lock file made, no status replaced in a
+    runs folder others may share); `run` records it when it plans."""
     statuses, views = _read_statuses(tasks)
     for name, observed in _by_executor(tasks, statuses).items():
         views.update(_observed(registry.executor_class(name), observed, statuses, answer_s))
     views.update(_vanished(tasks, statuses, views))
     for task in tasks:
         if task.name not in views:
-            views[task.name] = _plain_view(task, statuses[task.name])
+            views[task.name] = _plain_view(task, statuses[task.name], persist=persist)
     # the same staleness rule as `run` and `report`: a directory made from another config is no result
     return [_mark_stale(views[t.name]) for t in tasks]
 

@@ -136,7 +136,7 @@ def status(
     searched = search_stop.state_dir_of(sweep_dir) is not None
 
     def look() -> list[RunView]:
-        return _as_searched(collect(located.tasks), searched)
+        return _as_searched(collect(located.tasks, persist=False), searched)  # a reader: writes nothing
 
     views = look()
     if wait:
