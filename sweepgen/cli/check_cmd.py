@@ -61,10 +61,16 @@ def check(
     from sweepgen.compile.schema import validate as schema
 
     # a reading command writes nothing: not even the user's cache of trl's schemas (trl_cli)
-    with trl_cli.no_cache_writes(), schema.no_import() if no_import else contextlib.nullcontext() as found:
+    with (
+        trl_cli.no_cache_writes() as built,
+        schema.no_import() if no_import else contextlib.nullcontext() as found,
+    ):
         # no SPECs: the project's own (then an orphaned sweep folder is a problem too)
         report = api.check(list(specs) or None, out_root, full=full)
     skipped = found or []  # the schema checks --no-import left out
+    note = trl_cli.built_note(built)
+    if note is not None:
+        click.echo(note, err=True)
     _no_import.report(skipped, fmt)
     _print_report(report, skipped, fmt, show_diff)
     return _exit_code(report)

@@ -38,6 +38,7 @@ CACHED = {
         "package": "trl",
         "version": "9.9.9",
         "accelerate": trl_cli.accelerate_version(),
+        "transformers": trl_cli.installed_version("transformers"),
     },
 }
 TRL_CONFIG = """\
@@ -81,6 +82,7 @@ def test_the_cached_schema_is_used_and_a_stale_or_foreign_cache_file_is_not(cach
         {**stamp, "source": "trl:dpo"},
         {**stamp, "format": trl_cli.CACHE_FORMAT - 1},
         {**stamp, "accelerate": "0.0.1"},  # another accelerate: other launch options
+        {**stamp, "transformers": "0.0.1"},  # another transformers: other TrainingArguments fields
     ):
         path.write_text(json.dumps({**CACHED, "x-sweepgen": other}))
         with pytest.raises(SpecError, match="cannot read the config classes of `trl grpo`"):
@@ -160,6 +162,10 @@ def test_check_keeps_no_schema_it_built_in_the_cache_and_render_does(cached, mon
     result = CliRunner().invoke(main, ["check"])
     assert result.exit_code == 0, result.output
     assert not path.exists()
+    # and says what that cost, and how a writer keeps it for the next `check`
+    said = " ".join(result.stderr.split())
+    assert "note: imported trl to build the schema of trl:grpo" in said, said
+    assert "`sweepgen schema --export trl:grpo > /dev/null`" in said and "which `check` only reads" in said
     assert CliRunner().invoke(main, ["render", "specs/g.yaml"]).exit_code == 0
     assert json.loads(path.read_text())["properties"] == CACHED["properties"]
 

@@ -449,3 +449,41 @@ def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="makes a file of another user's (chown needs root)")
+def test_another_users_lock_file_says_whose_it_is_and_starts_and_touches_nothing(sweep_root, monkeypatch):
+    """A shared runs folder: another user's 0644 lock file, which this user cannot write (root can,
+    so the kernel's EACCES is played for that file alone). The run is not started, nothing of theirs
+    is changed, and the failure says whose the file is and how to go on."""
+    from sweepgen.run.core import runlock
+
+    make_sweep(sweep_root, {"a": {}}, sweep="fake")
+    run = sweep_root / "runs/fake/a"
+    run.mkdir(parents=True)
+    lock = run / ".sweepgen.lock"
+    lock.write_text("")
+    os.chown(lock, 65534, 65534)
+    lock.chmod(0o644)
+    before = os.stat(lock)
+    real_open = runlock._open
+
+    def as_this_user(run_dir: Path, *, create: bool) -> int | None:
+        if create and os.stat(runlock._lock_path(run_dir)).st_uid != os.geteuid():
+            raise PermissionError(13, "Permission denied", str(runlock._lock_path(run_dir)))
+        return real_open(run_dir, create=create)
+
+    monkeypatch.setattr(runlock, "_open", as_this_user)
+    result = run_cli()
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert "runs/fake/a/.sweepgen.lock belongs to user" in said and "(uid 65534, mode 0644)" in said, said
+    assert "runs folder is shared with" in said and "Nothing was started" in said, said
+    assert starts("a") == [] and sorted(p.name for p in run.iterdir()) == [".sweepgen.lock"]
+    after = os.stat(lock)
+    assert (after.st_ino, after.st_uid, after.st_mode, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_uid,
+        before.st_mode,
+        before.st_mtime_ns,
+    )

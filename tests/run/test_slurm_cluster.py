@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 from slurm_support import cli, status_json, wait_until
 
+from sweepgen.run.core.base import RunState, read_status, write_status
 from sweepgen.run.core.plan.tasks import config_fingerprint
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
@@ -137,6 +139,20 @@ def test_failed_cancelled_and_timed_out_runs_are_reported_and_only_they_rerun(cw
         "ok and bad to end",
     )
     assert rows["slow"]["state"] == "CANCELLED"
+
+    # a node that died before recording the end (killed, out of memory): only Slurm knows it ended.
+    # `status` shows Slurm's word and writes nothing (it reads runs folders others share); `run`
+    # records it (SECURITY.md: reading commands write nothing)
+    slow_status = cwd / "runs/faulty/slow/sweepgen_status.json"
+    recorded = read_status(slow_status.parent)
+    write_status(slow_status.parent, replace(recorded, state=RunState.RUNNING, ended=None, exit_code=None))
+    unrecorded, stat_before = slow_status.read_bytes(), slow_status.stat()
+    assert status_json("generated/faulty")["slow"]["state"] == "CANCELLED"
+    assert slow_status.read_bytes() == unrecorded
+    assert (slow_status.stat().st_ino, slow_status.stat().st_mtime_ns) == (
+        stat_before.st_ino,
+        stat_before.st_mtime_ns,
+    )
 
     shown = cli("status", "generated/faulty")
     assert shown.exit_code == 1

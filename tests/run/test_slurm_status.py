@@ -589,7 +589,9 @@ def test_status_exit_0_when_nothing_failed_and_cancel_with_nothing_live(sweep_ro
     assert result.exit_code == 0 and "nothing to cancel" in result.output
 
 
-def test_status_of_a_slurm_run_learns_its_cancellation_from_slurm(sweep_root, monkeypatch):
+def test_status_of_a_slurm_run_shows_its_cancellation_from_slurm_and_run_records_it(sweep_root, monkeypatch):
+    # `status` is a reader (SECURITY.md): Slurm's word is shown, the status file left as it was;
+    # `run` (a writer) records it before it plans, since Slurm's accounting forgets it
     make_sweep(sweep_root, {"a": {}}, sweep="fake")
     run_dir = sweep_root / "runs/fake/a"
     write_run(
@@ -600,10 +602,19 @@ def test_status_of_a_slurm_run_learns_its_cancellation_from_slurm(sweep_root, mo
         "query_jobs",
         lambda ids: ({"9_0": JobInfo("9_0", "CANCELLED", name="sweepgen-fake")}, None),
     )
+    before = (run_dir / "sweepgen_status.json").read_bytes()
     result = CliRunner().invoke(main, ["status", "generated/fake"])
     assert result.exit_code == 1
     assert "CANCELLED" in result.stdout and "job 9_0" in result.stdout
-    assert read_status(run_dir).state is RunState.CANCELLED
+    assert (run_dir / "sweepgen_status.json").read_bytes() == before
+    assert sorted(p.name for p in run_dir.iterdir()) == ["sweepgen_status.json"]  # no lock made either
+    add_resources(sweep_root / "generated/fake", time=1)
+    monkeypatch.setattr(slurm_query, "squeue", lambda ids: {})
+    result = CliRunner().invoke(
+        main, ["run", "generated/fake", "--executor", "slurm", "--command", FAKE_COMMAND]
+    )
+    assert result.exit_code == 1 and "were not retried: a" in result.output, result.output
+    assert read_status(run_dir).state is RunState.CANCELLED  # recorded, and not submitted again
 
 
 # -- reconciliation as properties ----------------------------------------------------------------------

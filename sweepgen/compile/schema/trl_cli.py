@@ -23,6 +23,7 @@ import importlib.metadata
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -101,29 +102,50 @@ def command_schema(command: str, loc: Location) -> dict[str, Any]:
     cached = _read_cached(path)
     if cached is not None:
         return cached
+    started = time.monotonic()
     schema = _build(command, version, loc)
-    if _CACHE_WRITES.get():
+    built = _BUILT.get()
+    if built is None:
         with contextlib.suppress(OSError):  # a read-only cache costs the next run the import, nothing else
             safefs.write_atomic(path, export.dumps(schema).encode("utf-8"))
+    else:
+        built.append((command, time.monotonic() - started))
     return schema
 
 
 # `check` (and the pre-commit hook) is a reading command: it writes nothing, the user's cache
 # folder included (strace's oracle); it reads a cache `render`, `init` or `schema` left, and
-# without one imports trl for every look
-_CACHE_WRITES: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "sweepgen_trl_cache_writes", default=True
+# without one imports trl for every look (each such build is listed, so `check` can say how to
+# keep it: ``built_note``)
+_BUILT: contextvars.ContextVar[list[tuple[str, float]] | None] = contextvars.ContextVar(
+    "sweepgen_trl_built_uncached", default=None
 )
 
 
 @contextlib.contextmanager
-def no_cache_writes() -> Iterator[None]:
-    """Within this block, a schema built is not kept in the user's cache folder."""
-    token = _CACHE_WRITES.set(False)
+def no_cache_writes() -> Iterator[list[tuple[str, float]]]:
+    """Within this block, a schema built is not kept in the user's cache folder; the list yielded
+    gets each command whose schema was built (trl imported) and the seconds it took."""
+    built: list[tuple[str, float]] = []
+    token = _BUILT.set(built)
     try:
-        yield
+        yield built
     finally:
-        _CACHE_WRITES.reset(token)
+        _BUILT.reset(token)
+
+
+def built_note(built: list[tuple[str, float]]) -> str | None:
+    """What a reading command says when it had to import trl for a schema no writer had kept."""
+    if not built:
+        return None
+    names = ", ".join(f"trl:{c}" for c, _ in built)
+    seconds = sum(s for _, s in built)
+    first = built[0][0]
+    return (
+        f"note: imported trl to build the schema of {names} ({seconds:.1f} s), as every `check` does "
+        f"until a writer keeps it: `sweepgen schema --export trl:{first} > /dev/null` (or any `render`) "
+        f"keeps it in {_cache_dir()}, which `check` only reads"
+    )
 
 
 def _cache_dir() -> str:
@@ -140,8 +162,9 @@ def _read_cached(path: str) -> dict[str, Any] | None:
         return None
     ok = isinstance(data, dict) and isinstance(data.get("properties"), dict)
     stamp = data.get(export.STAMP, {}) if ok else {}
-    current = (_source(path), CACHE_FORMAT, accelerate_version())
-    return data if (stamp.get("source"), stamp.get("format"), stamp.get("accelerate")) == current else None
+    current = (_source(path), CACHE_FORMAT, accelerate_version(), installed_version("transformers"))
+    seen = (stamp.get("source"), stamp.get("format"), stamp.get("accelerate"), stamp.get("transformers"))
+    return data if seen == current else None
 
 
 def _source(path: str) -> str:
@@ -181,6 +204,8 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
             "package": "trl",
             "version": version,
             "accelerate": accelerate_version(),
+            # TrainingArguments' fields are transformers': an upgrade of it alone changes the schema
+            "transformers": installed_version("transformers"),
             "classes": [f"{c.__module__}.{c.__qualname__}" for c in classes],
         },
     }

@@ -626,10 +626,11 @@ class Executor(ABC):
     observer: ClassVar[str | None] = None
 
     @classmethod
-    def observe(cls, tasks: Sequence[RunTask]) -> list[RunView]:
+    def observe(cls, tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
         """`sweepgen status`: these runs (their status files name this executor) as ``observer`` sees
-        them, one view per task in order; what only the observer knows (a job cancelled, out of
-        memory) is written to their status files. Called only when ``observer`` is set."""
+        them, one view per task in order; with ``persist`` (`run`, `cancel`: the writers), what only
+        the observer knows (a job cancelled, out of memory) is written to their status files;
+        without it (`status`, a reader) it is only shown. Called only when ``observer`` is set."""
         raise NotImplementedError(f"the {cls.name} executor has no observer")
 
     @classmethod

@@ -21,6 +21,8 @@ import errno
 import fcntl
 import itertools
 import os
+import pwd
+import stat
 import time
 from pathlib import Path
 
@@ -56,7 +58,10 @@ def acquire(run_dir: Path, *, retry_s: float = ACQUIRE_RETRY_S) -> int | None:
     name (``_made_own``): what ``record_home`` writes in it is then the run's own word."""
     deadline = time.monotonic() + retry_s
     for _ in range(_REOPENS):
-        fd = _open(run_dir, create=True)
+        try:
+            fd = _open(run_dir, create=True)
+        except PermissionError as err:
+            raise _foreign_lock(run_dir) or err from err
         assert fd is not None
         try:
             if not flock_within(fd, max(0.0, deadline - time.monotonic()), every_s=0.02):
@@ -73,6 +78,40 @@ def acquire(run_dir: Path, *, retry_s: float = ACQUIRE_RETRY_S) -> int | None:
         "the run's lock file is replaced again and again (by another user?)",
         str(_lock_path(run_dir)),
     )
+
+
+class ForeignLockError(PermissionError):
+    """The run's lock file is another user's and this user cannot write it: the runs folder is
+    shared with them. Its ``strerror`` says whose, and how to go on; nothing was started or changed."""
+
+
+def _foreign_lock(run_dir: Path) -> ForeignLockError | None:
+    """Why the lock file could not be opened to write, where it is another user's file (None for
+    any other cause: a folder this user cannot write, a file of this user's made read-only)."""
+    path = _lock_path(run_dir)
+    try:
+        info = runfs.lstat(path)
+    except OSError:
+        return None
+    if info.st_uid == os.geteuid():
+        return None
+    who = _user_name(info.st_uid)
+    message = (
+        f"its lock file {path} belongs to user {who} (uid {info.st_uid}, mode "
+        f"{stat.S_IMODE(info.st_mode):04o}) and you cannot write it: this runs folder is shared with "
+        f"{who}, whose `sweepgen run` made it. Nothing was started and nothing of theirs was changed. "
+        f"If the run is {who}'s to run, leave it to them (`sweepgen status` shows it); to run it "
+        "yourself, render the sweep with run folders of your own (its `run_dir`/`output_dir` under a "
+        f"folder only you write), or have {who} remove {path} once no run of theirs is live"
+    )
+    return ForeignLockError(errno.EACCES, message, str(path))
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 _REOPENS = 20  # a lock file replaced under a waiting acquirer more often than this is someone's game

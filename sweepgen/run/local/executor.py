@@ -449,7 +449,7 @@ class LocalExecutor(Executor):
                 exit_code=None,
                 started=utc_now(),
                 ended=utc_now(),
-                reason=f"could not create the run directory or its lock: {err.strerror or err}",
+                reason=_not_locked(err),
                 command=list(task.argv),
                 config=task.config_path.as_posix(),
                 sweep_dir=self.options.sweep_dir.as_posix(),
@@ -907,3 +907,11 @@ def _kill_trainer(child: _Child) -> None:
         pgid = _trainer_group(read_status(child.task.run_dir), child)
         if pgid is not None:
             _signal_pgid(pgid, signal.SIGKILL)
+
+
+def _not_locked(err: OSError) -> str:
+    """Why a run could not be started for want of its folder or lock: another user's lock file
+    (a shared runs folder) said as runlock says it, whose it is and how to go on."""
+    if isinstance(err, runlock.ForeignLockError):
+        return f"not started: {err.strerror}"
+    return f"could not create the run directory or its lock: {err.strerror or err}"

@@ -516,8 +516,8 @@ class SlurmExecutor(Executor):
     observer = "Slurm"
 
     @classmethod
-    def observe(cls, tasks: Sequence[RunTask]) -> list[RunView]:
-        return observe(tasks)
+    def observe(cls, tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
+        return observe(tasks, persist=persist)
 
     @classmethod
     def vanished(
@@ -592,7 +592,8 @@ class SlurmExecutor(Executor):
 def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
     """Each Slurm run's state: ask Slurm first, *then* read the status files (a job that Slurm says
     ended has already written its final state, unless it was killed). What can only be learned from
-    Slurm (the job was cancelled, timed out, ran out of memory) is written to the status file."""
+    Slurm (the job was cancelled, timed out, ran out of memory) is written to the status file with
+    ``persist`` (`run`, `cancel`); without it (`status`, a reader) it is only shown."""
     ids = _job_ids(tasks)
     jobs, note = slurm_query.query_jobs(ids) if ids else ({}, None)
     views = []

@@ -253,7 +253,11 @@ def _lock_or_exit(run_dir: Path) -> int:
     """The run's lock (runlock.py), held by this task (the run's supervisor) and never handed to the
     run's processes: a second job for the same directory never runs it twice, and a process the
     trainer leaves behind cannot hold a finished run."""
-    lock_fd = runlock.acquire(run_dir)
+    try:
+        lock_fd = runlock.acquire(run_dir)
+    except runlock.ForeignLockError as err:  # a shared runs folder: whose lock, and how to go on
+        print(f"sweepgen: {run_dir}: {err.strerror}", file=sys.stderr, flush=True)
+        sys.exit(3)
     if lock_fd is None:
         print(
             f"sweepgen: {run_dir} is locked by another process running this run; not starting it "

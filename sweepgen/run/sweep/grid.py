@@ -60,6 +60,7 @@ from sweepgen.run.logs.progress import log_tail
 from sweepgen.run.start import command_overrides, program
 from sweepgen.run.start.trl import trl_start
 from sweepgen.run.sweep.only import with_groups
+from sweepgen.run.sweep.status import record_observed
 
 POLL_S = 0.5
 ELSEWHERE_POLL_S = 1.0
@@ -137,6 +138,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     ex = make_executor(executor, options)
     if not request.dry_run:
         ex.settle()  # what a `run` that died left half done, so the plan reads true states
+        record_observed(tasks)  # what only Slurm knows (a job's end), which `status` only shows
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
     _refuse_stale(decisions, request.sweep_dir)
     to_start = [d.task for d in decisions if d.start]

@@ -37,7 +37,7 @@ from sweepgen.run.core.registry import status_is_alive
 from sweepgen.run.core.run_view import PROBLEM_STATES, SLURM_WORDS, RunView
 from sweepgen.run.logs.progress import log_tail as run_log_tail
 
-__all__ = ["PROBLEM_STATES", "SLURM_WORDS", "RunView", "collect", "log_tail", "problems"]
+__all__ = ["PROBLEM_STATES", "SLURM_WORDS", "RunView", "collect", "log_tail", "problems", "record_observed"]
 
 
 ANSWER_S = 5.0  # how long `status` waits for an executor's observer before it answers from the files alone
@@ -45,24 +45,41 @@ ANSWER_S = 5.0  # how long `status` waits for an executor's observer before it a
 
 def collect(tasks: Sequence[RunTask], *, answer_s: float = ANSWER_S, persist: bool = True) -> list[RunView]:
     """One view per task, in task order. The runs of an executor with an observer (Slurm) are
-    reconciled with it (and what only it knows, such as a cancellation, is written to their status
-    files); other runs are read as they are, except that a ``running`` run whose process is gone is
-    shown as failed (lost).
+    reconciled with it (and, with ``persist``, what only it knows, such as a cancellation, is
+    written to their status files); other runs are read as they are, except that a ``running`` run
+    whose process is gone is shown as failed (lost).
 
     Always answers: a status file that cannot be read is that run's view (UNREADABLE, with why), and
     when an observer does not answer within ``answer_s`` its runs are shown as their files say,
     with a note saying so. ``persist`` False (`sweepgen status`, a reading command): a local run
-    found lost is shown so, and nothing is written (no lock file made, no status replaced in a
-    runs folder others may share); `run` records it when it plans."""
+    found lost, or a Slurm job Slurm ended unrecorded, is shown so, and nothing is written (no lock
+    file made, no status replaced in a runs folder others may share); `run` records it when it
+    plans (``record_observed``), `cancel` as it looks."""
     statuses, views = _read_statuses(tasks)
     for name, observed in _by_executor(tasks, statuses).items():
-        views.update(_observed(registry.executor_class(name), observed, statuses, answer_s))
+        views.update(_observed(registry.executor_class(name), observed, statuses, answer_s, persist))
     views.update(_vanished(tasks, statuses, views))
     for task in tasks:
         if task.name not in views:
             views[task.name] = _plain_view(task, statuses[task.name], persist=persist)
     # the same staleness rule as `run` and `report`: a directory made from another config is no result
     return [_mark_stale(views[t.name]) for t in tasks]
+
+
+def record_observed(tasks: Sequence[RunTask]) -> None:
+    """`run`, before it plans: what only an executor's observer knows of these runs (a Slurm job
+    cancelled, out of memory, past its time, whose node could not record it) written to their status
+    files, since `status` only shows it and Slurm's accounting forgets it. An observer that cannot
+    be asked leaves the files as they are (the plan then reads them as they are)."""
+    statuses, _ = _read_statuses(tasks)
+    for name, observed in _by_executor(tasks, statuses).items():
+        executor = registry.executor_class(name)
+        if executor.observer is None:
+            continue
+        try:
+            executor.observe(observed, persist=True)
+        except SweepgenError:
+            continue  # e.g. the controller is down: the plan asks its is_alive as it always did
 
 
 def _read_statuses(tasks: Sequence[RunTask]) -> tuple[dict[str, RunStatus | None], dict[str, RunView]]:
@@ -91,14 +108,18 @@ def _by_executor(
 
 
 def _observed(
-    executor: type[Executor], tasks: Sequence[RunTask], statuses: dict[str, RunStatus | None], answer_s: float
+    executor: type[Executor],
+    tasks: Sequence[RunTask],
+    statuses: dict[str, RunStatus | None],
+    answer_s: float,
+    persist: bool = True,
 ) -> dict[str, RunView]:
     """The views of ``tasks`` as their executor's observer tells (nothing for an executor without
     one: their files say it all); as their files say, with a note, when it does not answer."""
     if executor.observer is None:
         return {}
     try:
-        answered = within(answer_s, lambda: executor.observe(tasks))
+        answered = within(answer_s, lambda: executor.observe(tasks, persist=persist))
         why = f"{executor.observer} did not answer within {answer_s:g} s"
     except SweepgenError as err:  # e.g. the controller is down (scontrol ping)
         answered, why = None, f"{executor.observer} could not be asked ({err.message})"
