@@ -320,12 +320,17 @@ def _unnamed(task: NodeTask) -> str | None:
     its array is released; so a job it does not name belongs to a held array whose `sweepgen run`
     died before recording it, released by hand (`scontrol release`) before a `run` or `cancel`
     cancelled it. Its run may have no status file yet (its first submission): the journal alone can
-    tell. A task whose status names no journal folder (every submission names one; only a node
-    task started by hand, as the tests start it, has none) is not asked."""
+    tell. A task outside a Slurm job, or whose status names no journal folder (every submission
+    names one), cannot be checked, so it starts nothing either."""
     mine = _slurm_ids().get("job_id")
     folder = task.status.ids.get("submitit_folder")
-    if not isinstance(mine, str) or not isinstance(folder, str):
-        return None
+    if not isinstance(mine, str):
+        return "is not in a Slurm job (no SLURM_JOB_ID) whose jobs journal could name it"
+    if not isinstance(folder, str):
+        return (
+            f"was handed to this job {mine} with no Slurm jobs journal folder to check it against "
+            "(every `sweepgen run` submission names one; submit it with `sweepgen run`)"
+        )
     return journal.why_unnamed(Path(folder), task.name, mine)
 
 
