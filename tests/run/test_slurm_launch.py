@@ -221,7 +221,13 @@ time.sleep(600)
 
 
 def start_participant(
-    tmp_path: Path, procid: int, shape: RunShape, mode: str, *, end_grace_s: float | None = None
+    tmp_path: Path,
+    procid: int,
+    shape: RunShape,
+    mode: str,
+    *,
+    end_grace_s: float | None = None,
+    journal: bool = True,
 ) -> subprocess.Popen:
     """A participant as Slurm starts it; ``end_grace_s`` replaces ranks.END_GRACE_S in that process
     (the product's 30 s would be this test's whole time)."""
@@ -232,7 +238,8 @@ def start_participant(
 
     script = tmp_path / "rank.py"
     script.write_text(RANK_SCRIPT)
-    ids = journal_ids(tmp_path / "runs/node", "n", "77")  # the job below
+    # the job below, named in the jobs journal (without: a task with no journal folder to check)
+    ids = journal_ids(tmp_path / "runs/node", "n", "77") if journal else {"job_name": "sweepgen-node"}
     status = RunStatus(RunState.RUNNING, "slurm", ids=ids, done_file=None)
     node = NodeTask(
         name="n",
@@ -321,6 +328,28 @@ def test_two_nodes_participants_start_the_run_once_and_hold_no_submission_lock_w
     assert [(run_dir / f"starts.rank{r}").read_text() for r in (0, 1)] == ["start\n", "start\n"]
     status = read_status(run_dir)
     assert status.state is RunState.FINISHED and status.attempt == 1, status
+
+
+def test_a_supervisor_that_declines_stops_a_participant_that_started_its_share(tmp_path):
+    """Each participant checks for itself whether the job may start the run; where the supervisor
+    declines (here: its task names no journal folder) and another participant started its rank,
+    that rank is stopped after the grace and exits 0 (before: it waited for the supervisor's ranks
+    until the job's time limit)."""
+    run_dir = stand_in_scontrol(tmp_path)
+    shape = RunShape(nodes=2, procs_per_node=1, launcher="srun")
+    other = start_participant(tmp_path, 1, shape, "until go", end_grace_s=1.0)
+    deadline = time.monotonic() + 120
+    while not (run_dir / "starts.rank1").exists():
+        assert time.monotonic() < deadline and other.poll() is None, "rank 1 never started"
+        time.sleep(0.05)
+    supervisor = start_participant(tmp_path, 0, shape, "until go", journal=False)
+    assert supervisor.wait(timeout=120) == 0
+    try:
+        assert other.wait(timeout=120) == 0  # stopped after the grace, never told "go"
+    finally:
+        (run_dir / "go").touch()  # (a rank left running, before, ends with the test)
+        other.wait(timeout=60)
+    assert not (run_dir / "starts.rank0").exists()
 
 
 # the grace rank 1 is given here: shorter than the product's, longer than the watch interval and a

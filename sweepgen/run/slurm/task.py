@@ -142,6 +142,7 @@ def run_on_node(task: NodeTask) -> str:
             return ranks.run_participant(argv, env, run_dir, part, task.shape)
     lock_fd = _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
     if _declined(run_dir, task, "the run"):
+        _tell_participants_declined(run_dir, task)
         return RunState.FINISHED.value
     stops = _Stops(task.shape)
     stops.install()
@@ -275,6 +276,18 @@ def _declined(run_dir: Path, task: NodeTask, who: str) -> bool:
     if done is not None:
         print(f"sweepgen: {who} in {run_dir} {done}; not starting it here", file=sys.stderr, flush=True)
     return done is not None
+
+
+def _tell_participants_declined(run_dir: Path, task: NodeTask) -> None:
+    """A supervisor that declined leaves its clean-end note (ranks.py): each participant looks for
+    itself (the journal may change, or its lock come free, between their looks), and one that
+    started its share would otherwise wait for the supervisor's ranks until the time limit; with
+    the note it is stopped after the grace."""
+    if not launch.multi(task.shape):
+        return
+    me = "node0" if task.shape and task.shape.launcher != "srun" else "rank0"
+    with contextlib.suppress(OSError):  # the decline is said on stderr all the same
+        ranks.write_note(run_dir, ranks.attempt_key(os.environ), me, 0)
 
 
 def _finished_already(run_dir: Path, submitted: RunStatus) -> str | None:
