@@ -7,6 +7,7 @@ import math
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner, Result
@@ -51,3 +52,15 @@ def start_requeued_now(job_id: str) -> None:
         capture_output=True,
         timeout=30,
     )
+
+
+def journal_ids(runs_root: Path, name: str, job_id: str) -> dict[str, object]:
+    """The ids of a node task for run ``name`` as a submission writes them, with the jobs journal
+    of ``runs_root`` naming ``job_id`` as that run's job (a node task refuses without both)."""
+    folder = runs_root / ".sweepgen_slurm"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "jobs.json"
+    journal = json.loads(path.read_text()) if path.exists() else {"arrays": []}
+    journal["arrays"].append({"array_job_id": job_id.split("_")[0], "runs": {job_id: name}})
+    path.write_text(json.dumps(journal))
+    return {"job_name": "sweepgen-node", "submitit_folder": str(folder)}

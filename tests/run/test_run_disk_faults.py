@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from run_support import FAKE_COMMAND, LOADED_S, WAITER, fill_disk, make_sweep, output_of
+from slurm_support import journal_ids
 
 import sweepgen
 from sweepgen.run.core.base import STATUS_FILE
@@ -242,7 +243,8 @@ def test_a_slurm_run_that_finishes_after_the_disk_filled_up_is_recorded_finished
         folder = make_sweep(tmp_path, {"n": {"release": str(release)}}, sweep="node")
         (tmp_path / "waiter.py").write_text(WAITER)
         argv = (sys.executable, str(tmp_path / "waiter.py"), str(folder / "n.yaml"))
-        status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=None)
+        ids = journal_ids(runs / "node", "n", "40_1")  # the job below
+        status = RunStatus(RunState.RUNNING, "slurm", ids=ids, done_file=None)
         node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
         (tmp_path / "node.pkl").write_bytes(pickle.dumps(node))
         code = (

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 from run_support import FAKE_COMMAND, make_sweep
+from slurm_support import journal_ids
 
 from sweepgen.cli import main
 from sweepgen.run.core.shape import RunShape
@@ -206,6 +207,11 @@ if mode == "orphan":
     while not os.path.exists("orphan.pid"):
         time.sleep(0.05)
     sys.exit(0)
+if mode == "until go":  # each rank counts its start, then runs until the test says go
+    open(f"starts.rank{rank}", "a").write("start\\n")
+    while not os.path.exists("go"):
+        time.sleep(0.05)
+    sys.exit(0)
 if mode == "rank0 ends" and rank == 0:
     while not os.path.exists("rank1.pid"):
         time.sleep(0.05)
@@ -215,7 +221,13 @@ time.sleep(600)
 
 
 def start_participant(
-    tmp_path: Path, procid: int, shape: RunShape, mode: str, *, end_grace_s: float | None = None
+    tmp_path: Path,
+    procid: int,
+    shape: RunShape,
+    mode: str,
+    *,
+    end_grace_s: float | None = None,
+    journal: bool = True,
 ) -> subprocess.Popen:
     """A participant as Slurm starts it; ``end_grace_s`` replaces ranks.END_GRACE_S in that process
     (the product's 30 s would be this test's whole time)."""
@@ -226,7 +238,9 @@ def start_participant(
 
     script = tmp_path / "rank.py"
     script.write_text(RANK_SCRIPT)
-    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=None)
+    # the job below, named in the jobs journal (without: a task with no journal folder to check)
+    ids = journal_ids(tmp_path / "runs/node", "n", "77") if journal else {"job_name": "sweepgen-node"}
+    status = RunStatus(RunState.RUNNING, "slurm", ids=ids, done_file=None)
     node = NodeTask(
         name="n",
         argv=(sys.executable, str(script)),
@@ -249,7 +263,7 @@ def start_participant(
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
         "SLURM_JOB_ID": "77",
         "SLURM_JOB_NODELIST": "localhost",
-        "SLURM_NODEID": "0",
+        "SLURM_NODEID": str(procid if shape.nodes > 1 else 0),  # srun: one rank per node
         "SLURM_PROCID": str(procid),
         "SLURM_LOCALID": str(procid),
         "SLURM_NTASKS": "2",
@@ -288,6 +302,54 @@ def test_a_failing_rank_stops_the_others_and_the_supervisor_names_it(tmp_path):
     rank0 = int((run_dir / "rank0.pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(rank0, 0)  # stopped, not left behind
+
+
+def test_two_nodes_participants_start_the_run_once_and_hold_no_submission_lock_while_it_runs(tmp_path):
+    """Each participant of a two-node run checks the jobs journal under the sweep's submission lock
+    before its rank starts: it takes the lock only for that look, so the other node's participant
+    (and a `sweepgen run` submitting meanwhile) never waits on it for the run's length; each rank
+    starts once."""
+    import fcntl
+
+    from sweepgen.run.core.base import RunState, read_status
+
+    run_dir = stand_in_scontrol(tmp_path)
+    shape = RunShape(nodes=2, procs_per_node=1, launcher="srun")
+    parts = [start_participant(tmp_path, procid, shape, "until go") for procid in (0, 1)]
+    deadline = time.monotonic() + 120
+    while not all((run_dir / f"starts.rank{r}").exists() for r in (0, 1)):
+        assert time.monotonic() < deadline and all(p.poll() is None for p in parts), "a rank never started"
+        time.sleep(0.05)
+    # both ranks running: nobody holds the submission lock (a blocking hold would fail here)
+    with open(tmp_path / "runs/node/.sweepgen_slurm/submit.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    (run_dir / "go").touch()
+    assert [p.wait(timeout=120) for p in parts] == [0, 0]
+    assert [(run_dir / f"starts.rank{r}").read_text() for r in (0, 1)] == ["start\n", "start\n"]
+    status = read_status(run_dir)
+    assert status.state is RunState.FINISHED and status.attempt == 1, status
+
+
+def test_a_supervisor_that_declines_stops_a_participant_that_started_its_share(tmp_path):
+    """Each participant checks for itself whether the job may start the run; where the supervisor
+    declines (here: its task names no journal folder) and another participant started its rank,
+    that rank is stopped after the grace and exits 0 (before: it waited for the supervisor's ranks
+    until the job's time limit)."""
+    run_dir = stand_in_scontrol(tmp_path)
+    shape = RunShape(nodes=2, procs_per_node=1, launcher="srun")
+    other = start_participant(tmp_path, 1, shape, "until go", end_grace_s=1.0)
+    deadline = time.monotonic() + 120
+    while not (run_dir / "starts.rank1").exists():
+        assert time.monotonic() < deadline and other.poll() is None, "rank 1 never started"
+        time.sleep(0.05)
+    supervisor = start_participant(tmp_path, 0, shape, "until go", journal=False)
+    assert supervisor.wait(timeout=120) == 0
+    try:
+        assert other.wait(timeout=120) == 0  # stopped after the grace, never told "go"
+    finally:
+        (run_dir / "go").touch()  # (a rank left running, before, ends with the test)
+        other.wait(timeout=60)
+    assert not (run_dir / "starts.rank0").exists()
 
 
 # the grace rank 1 is given here: shorter than the product's, longer than the watch interval and a

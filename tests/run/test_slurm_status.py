@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from run_support import FAKE_COMMAND, LOADED_S, make_sweep
+from slurm_support import journal_ids
 
 from sweepgen.cli import main
 from sweepgen.run.core.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
@@ -271,7 +272,8 @@ def node_argv(
     shape: RunShape | None = None,
 ) -> list[str]:
     """The command line of the node-side wrapper running ``argv`` as run runs/node/n, as a job does."""
-    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=done_file)
+    ids = journal_ids(tmp_path / "runs/node", "n", "40_1")  # NODE_ENV's job
+    status = RunStatus(RunState.RUNNING, "slurm", ids=ids, done_file=done_file)
     node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status, shape=shape)
     blob = tmp_path / "node.pkl"
     blob.write_bytes(pickle.dumps(node))
@@ -374,6 +376,42 @@ def test_a_job_the_journal_does_not_name_starts_nothing_even_without_a_status_fi
     assert "Traceback" not in done.stderr
     run_dir = tmp_path / "runs/node/n"
     assert not (run_dir / "starts.txt").exists() and read_status(run_dir) is None
+
+
+def test_a_node_task_with_no_journal_folder_or_no_job_is_refused(monkeypatch):
+    """A node task whose status names no jobs journal folder cannot be checked against it, so it
+    starts nothing and says why (before: it was not asked, and started its run)."""
+    from sweepgen.run.slurm import task as node_task
+
+    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"})
+    node = NodeTask(name="n", argv=("true",), cwd="/", run_dir="runs/node/n", status=status)
+    monkeypatch.setenv("SLURM_JOB_ID", "41")
+    monkeypatch.delenv("SLURM_ARRAY_JOB_ID", raising=False)
+    said = node_task._unnamed(node)
+    assert said is not None and "no Slurm jobs journal folder" in said and "41" in said
+    monkeypatch.delenv("SLURM_JOB_ID")
+    said = node_task._unnamed(node)
+    assert said is not None and "not in a Slurm job" in said
+
+
+def test_a_job_that_cannot_take_the_submission_lock_refuses_and_says_so(tmp_path, monkeypatch):
+    """A job released by hand while a `sweepgen run` holds the submission lock past the wait
+    (SUBMIT_LOCK_WAIT_S, set here through its in-process seam) starts nothing and names the lock,
+    not a journal it could read."""
+    import fcntl
+
+    from sweepgen.run.slurm import journal
+
+    root = tmp_path / "runs/node/.sweepgen_slurm"
+    root.mkdir(parents=True)
+    (root / "jobs.json").write_text(json.dumps({"arrays": [{"array_job_id": "40", "runs": {"40_1": "n"}}]}))
+    monkeypatch.setattr(journal, "SUBMIT_LOCK_WAIT_S", 0.3)
+    with open(root / "submit.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the stuck submission
+        said = journal.why_unnamed(root, "n", "40_1")
+    assert said is not None and "could not take the submission lock" in said, said
+    assert str(root / "submit.lock") in said and "40_1" in said
+    assert journal.why_unnamed(root, "n", "40_1") is None  # released: the journal names it
 
 
 def test_a_job_the_journal_names_starts_its_run(tmp_path):

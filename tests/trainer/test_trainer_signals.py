@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from slurm_support import journal_ids
 from trainer_support import read_jsonl, subprocess_env, tiny_dict, without_timing, write_config
 
 from sweepgen_trainer.training import signals
@@ -305,7 +306,7 @@ def test_slurm_time_limit_signal_to_the_whole_job_saves_once_and_records_a_timeo
 
     data = tiny_dict("runs/n", grpo={"max_steps": 30}, logging={"save_steps": 1000})
     path = write_config(tmp_path / "n.yaml", data)
-    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"})
+    status = RunStatus(RunState.RUNNING, "slurm", ids=journal_ids(tmp_path / "runs", "n", "41"))
     node = NodeTask(
         name="n",
         argv=(sys.executable, "-m", "sweepgen_trainer", str(path)),

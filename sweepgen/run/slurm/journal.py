@@ -5,6 +5,10 @@ Every array is recorded here before it is released, under the submission lock. S
 under that lock, no entry naming it as its run's latest submission is one whose `sweepgen run` died
 before recording it (its array released by hand), or an old job Slurm requeued after the run was
 submitted again: it starts nothing (task.py).
+
+A job waits at most ``SUBMIT_LOCK_WAIT_S`` for that lock, then refuses to start and says why. The
+wait is read from this module when the job looks, so a test sets ``journal.SUBMIT_LOCK_WAIT_S`` in
+the job's own process (the tests' only seam; no environment variable or option sets it).
 """
 
 from __future__ import annotations
@@ -69,6 +73,10 @@ def submitted_as(journal: Mapping[str, Any], path: Path | None = None) -> dict[s
     return out
 
 
+class SubmitLockBusy(UserError):
+    """The submission lock stayed held by another process for the whole wait."""
+
+
 @contextlib.contextmanager
 def submission_lock(root: Path, wait_s: float = SUBMIT_LOCK_WAIT_S) -> Iterator[None]:
     """The sweep's submission lock (an flock on ``<runs root>/.sweepgen_slurm/submit.lock``), held
@@ -77,7 +85,7 @@ def submission_lock(root: Path, wait_s: float = SUBMIT_LOCK_WAIT_S) -> Iterator[
     fd = runfs.open_file(root / SUBMIT_LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # regular, never a link
     try:
         if not runlock.flock_within(fd, wait_s, every_s=0.2):
-            raise UserError(
+            raise SubmitLockBusy(
                 f"another `sweepgen run` has been submitting this sweep for "
                 f"{wait_s:.0f} s ({root / SUBMIT_LOCK} is locked)",
                 hint="wait for it to finish, then run this command again",
@@ -93,8 +101,14 @@ def why_unnamed(root: Path, name: str, job_id: str) -> str | None:
     recorded its array before this looks (a held array released by hand meanwhile waits for it)."""
     path = root / JOURNAL
     try:
-        with submission_lock(root):
+        with submission_lock(root, SUBMIT_LOCK_WAIT_S):  # read now: the tests' seam (module docstring)
             latest = submitted_as(read_journal(path), path).get(name)
+    except SubmitLockBusy:
+        return (
+            f"could not take the submission lock {root / SUBMIT_LOCK} within {SUBMIT_LOCK_WAIT_S:.0f} s "
+            f"to check that the Slurm jobs journal names this job {job_id} (a `sweepgen run` stuck "
+            "while submitting this sweep?)"
+        )
     except (OSError, SweepgenError) as err:
         return f"has no readable Slurm jobs journal to name this job {job_id} ({path}: {err})"
     if latest == job_id:

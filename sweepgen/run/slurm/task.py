@@ -142,6 +142,7 @@ def run_on_node(task: NodeTask) -> str:
             return ranks.run_participant(argv, env, run_dir, part, task.shape)
     lock_fd = _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
     if _declined(run_dir, task, "the run"):
+        _tell_participants_declined(run_dir, task)
         return RunState.FINISHED.value
     stops = _Stops(task.shape)
     stops.install()
@@ -281,6 +282,18 @@ def _declined(run_dir: Path, task: NodeTask, who: str) -> bool:
     return done is not None
 
 
+def _tell_participants_declined(run_dir: Path, task: NodeTask) -> None:
+    """A supervisor that declined leaves its clean-end note (ranks.py): each participant looks for
+    itself (the journal may change, or its lock come free, between their looks), and one that
+    started its share would otherwise wait for the supervisor's ranks until the time limit; with
+    the note it is stopped after the grace."""
+    if not launch.multi(task.shape):
+        return
+    me = "node0" if task.shape and task.shape.launcher != "srun" else "rank0"
+    with contextlib.suppress(OSError):  # the decline is said on stderr all the same
+        ranks.write_note(run_dir, ranks.attempt_key(os.environ), me, 0)
+
+
 def _finished_already(run_dir: Path, submitted: RunStatus) -> str | None:
     """Why the run, whose lock this task holds, has finished already (its done file, or its
     recorded exit 0 where none is expected); None when it has not. Read once the lock is held, so
@@ -324,12 +337,17 @@ def _unnamed(task: NodeTask) -> str | None:
     its array is released; so a job it does not name belongs to a held array whose `sweepgen run`
     died before recording it, released by hand (`scontrol release`) before a `run` or `cancel`
     cancelled it. Its run may have no status file yet (its first submission): the journal alone can
-    tell. A task whose status names no journal folder (every submission names one; only a node
-    task started by hand, as the tests start it, has none) is not asked."""
+    tell. A task outside a Slurm job, or whose status names no journal folder (every submission
+    names one), cannot be checked, so it starts nothing either."""
     mine = _slurm_ids().get("job_id")
     folder = task.status.ids.get("submitit_folder")
-    if not isinstance(mine, str) or not isinstance(folder, str):
-        return None
+    if not isinstance(mine, str):
+        return "is not in a Slurm job (no SLURM_JOB_ID) whose jobs journal could name it"
+    if not isinstance(folder, str):
+        return (
+            f"was handed to this job {mine} with no Slurm jobs journal folder to check it against "
+            "(every `sweepgen run` submission names one; submit it with `sweepgen run`)"
+        )
     return journal.why_unnamed(Path(folder), task.name, mine)
 
 
