@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from slurm_man_support import man_page, options_from_man
 
 from sweepgen.readers.launch.sbatch import OPTIONS
@@ -146,6 +148,44 @@ _SBATCH_ALIKE = [
     (["--chdir=/", "-D /tmp"], ["--chdir=/tmp"]),
     (["--begin=now+1hour", "--begin=now+2hours"], ["--begin=now+2hours"]),
 ]
+# (directive, directive): one time limit or memory request to sbatch, however it is spelled
+_SBATCH_SAME_READING = [
+    ("--time=60", "--time=1:00:00"),
+    ("--time=90", "-t 1:30:00"),
+    ("--time=1:30", "--time=2"),  # 1 min 30 s, rounded up to whole minutes
+    ("--time=00:59", "--time=1"),
+    ("--time=1-0", "--time=24:00:00"),
+    ("--time=1-2", "--time=1560"),
+    ("--time=1-2:3", "--time=1563"),
+    ("--time=1-2:3:4", "--time=1564"),
+    ("--time=99:99:99", "--time=4-04:41:00"),
+    ("--time=UNLIMITED", "--time=infinite"),
+    ("--time=-1", "--time=unlimited"),
+    ("--time=0", "--time=UNLIMITED"),  # a limit of 0 is none
+    ("--time=0:0", "--time=0"),
+    ("--time-min=60", "--time-min=1:00:00"),
+    ("--mem=1G", "--mem=1024"),
+    ("--mem=1024M", "--mem=1g"),
+    ("--mem=1GB", "--mem=1024m"),
+    ("--mem=1025K", "--mem=2"),  # kilobytes rounded up to whole megabytes
+    ("--mem=1T", "--mem=1048576"),
+    ("--mem=0", "--mem=0G"),
+    ("--mem-per-cpu=1G", "--mem-per-cpu=1024"),
+    ("--mem-per-cpu=1500K", "--mem-per-cpu=2M"),
+]
+# (directive, directive): another job to sbatch, never equal
+_SBATCH_OTHER_READING = [
+    ("--time=1:30", "--time=1"),
+    ("--time=0", "--time=0:30"),  # no limit, and one minute
+    ("--time=1-2", "--time=1:2"),
+    ("--time=60", "--time=1:00"),
+    ("--mem=1025K", "--mem=1"),
+    ("--mem=1G", "--mem=1000"),
+    ("--mem=1T", "--mem=1G"),
+    ("--mem-per-cpu=1G", "--mem-per-cpu=1M"),
+]
+
+
 # what `scontrol show job` says of a job's request (times that move with the clock left out)
 _FIELDS = (
     "TimeLimit", "TimeMin", "NumNodes", "NumTasks", "CPUs/Task", "MinCPUsNode", "NtasksPerN:B:S:C",
@@ -202,3 +242,77 @@ def test_an_option_slurm_keeps_every_value_of_stays_a_list():
     assert _sbatch("--gres=gpu:1", "--gres=gpu:2")["--gres"] == ["gpu:1", "gpu:2"]
     assert _sbatch("--job-name=02")["--job-name"] == "02"  # a name, not a number
     assert _sbatch("--nodes=2-04")["--nodes"] == "2-04"  # a range stays as written
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize(("one", "two"), _SBATCH_SAME_READING)
+def test_times_and_sizes_sbatch_reads_alike_are_equal(one, two, slurm_cluster, tmp_path):
+    assert _job_request([one], tmp_path) == _job_request([two], tmp_path)  # the oracle: the real sbatch
+    assert _sbatch(one) == _sbatch(two)
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize(("one", "two"), _SBATCH_OTHER_READING)
+def test_times_and_sizes_sbatch_reads_apart_are_a_change(one, two, slurm_cluster, tmp_path):
+    assert _job_request([one], tmp_path) != _job_request([two], tmp_path)  # the oracle: the real sbatch
+    assert _sbatch(one) != _sbatch(two)
+
+
+def test_a_time_or_size_reads_as_slurm_reads_it():
+    # held to the real sbatch above (`slurm` tests); here without a cluster
+    for one, two in _SBATCH_SAME_READING:
+        assert _sbatch(one) == _sbatch(two), (one, two)
+    for one, two in _SBATCH_OTHER_READING:
+        assert _sbatch(one) != _sbatch(two), (one, two)
+    # a shape sbatch refuses stays as written: a change, never equal to a request it accepts
+    assert _sbatch("--mem=1.5G")["--mem"] == "1.5G"
+    assert _sbatch("--mem=1GiB") != _sbatch("--mem=1G")
+    assert _sbatch("--time=1:2:3:4")["--time"] == "1:2:3:4"
+    # and srun reads them as sbatch does (one slurm_opt.c)
+    srun = read_shell("srun --time=1:00:00 --mem=1G python t.py\n").data["commands"]["t.py"]["@launcher"][
+        "srun"
+    ]
+    assert srun == {"--time": "01:00:00", "--mem": "1G"}  # as `scontrol show job` prints them
+
+
+_FIELD = {"--time": "TimeLimit", "--mem": "MinMemoryNode"}
+_TIME_SHAPES = st.sampled_from(["{a}", "{a}:{b}", "{a}:{b}:{c}", "{a}-{b}", "{a}-{b}:{c}", "{a}-{b}:{c}:{d}"])
+_SIZE_SHAPES = st.sampled_from(["{a}", "{a}K", "{a}m", "{a}G", "{a}t", "{a}GB", "{a}.5G", "{a}Gi"])
+
+
+@pytest.mark.slurm
+@settings(deadline=None, max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    option=st.sampled_from(["--time", "--mem"]),
+    parts=st.lists(st.integers(0, 120_000), min_size=4, max_size=4),
+    time_shape=_TIME_SHAPES,
+    size_shape=_SIZE_SHAPES,
+)
+def test_a_time_or_size_read_is_what_scontrol_shows(
+    option, parts, time_shape, size_shape, slurm_cluster, tmp_path
+):
+    # the oracle: what the real sbatch took the value for; a value we read as a time or a size is
+    # one sbatch accepts and shows as we read it, any other stays as written (a change, never equal)
+    a, b, c, d = (p if i == 0 else p % 100 for i, p in enumerate(parts))
+    value = (time_shape if option == "--time" else size_shape).format(a=a, b=b, c=c, d=d)
+    read = _sbatch(f"{option}={value}")[option]
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\n#SBATCH {option}={value}\ntrue\n")
+    done = subprocess.run(
+        ["sbatch", "--hold", "--parsable", str(script)], capture_output=True, text=True, timeout=60
+    )
+    if done.returncode != 0:  # refused as written: kept as written; refused for its size: no verdict
+        assert "Invalid --" not in done.stderr or read in (value, int(value) if value.isdecimal() else value)
+        return
+    job = done.stdout.strip().split(";")[0]
+    try:
+        shown = subprocess.run(
+            ["scontrol", "show", "job", "-o", job], capture_output=True, text=True, timeout=60
+        ).stdout
+    finally:
+        subprocess.run(["scancel", job], capture_output=True, timeout=60)
+    fields = dict(part.split("=", 1) for part in shown.split() if "=" in part)
+    assert read in (fields[_FIELD[option]], value, int(value) if value.isdecimal() else value), (
+        value,
+        fields[_FIELD[option]],
+    )

@@ -521,7 +521,7 @@ def test_local_shadows_until_the_function_returns():
 def test_an_indented_sbatch_line_is_a_comment():
     """sbatch matches `#SBATCH` at the start of a line only (strncmp on the line)."""
     indented = read_shell("#!/bin/bash\n  #SBATCH --nodes=4\n#SBATCH --time=1:00\npython t.py\n").data
-    assert indented["sbatch"] == {"--time": "1:00"}
+    assert indented["sbatch"] == {"--time": "00:01:00"}  # 1 min 0 s, as `scontrol show job` prints it
     assert not _equal(
         "#!/bin/bash\n  #SBATCH --nodes=4\npython t.py\n", "#!/bin/bash\n#SBATCH --nodes=4\npython t.py\n"
     )

@@ -183,9 +183,72 @@ NUMBERS = frozenset({
 _LEADING_ZEROS = re.compile(r"-?0[0-9]+")
 
 
+# options Slurm reads as a time limit (parse_time.c, time_str2mins): minutes, mm:ss, hh:mm:ss, d-hh,
+# d-hh:mm, d-hh:mm:ss, rounded up to whole minutes; -1, INFINITE and UNLIMITED (any case) are no limit,
+# and so is a `--time` of 0 minutes (`0`, `0:0`; `--time-min=0` is refused, as the others are there).
+# `--time=60` and `--time=1:00:00` are one limit (tests/readers/test_sbatch.py holds this to the real
+# sbatch); a value of any other shape stays as written (a change, never equal)
+TIMES = frozenset({"--time", "--time-min"})
+# each shape and its fields' seconds (digits few enough that Slurm's int seconds never overflow: a
+# longer value stays as written)
+_TIME_SHAPES = (
+    (re.compile(r"(\d{1,4})-(\d{1,5})(?::(\d{1,5}))?(?::(\d{1,5}))?"), (86400, 3600, 60, 1)),
+    (re.compile(r"(\d{1,5}):(\d{1,5}):(\d{1,5})"), (3600, 60, 1)),
+    (re.compile(r"(\d{1,7})(?::(\d{1,5}))?"), (60, 1)),
+)
+_NO_LIMIT = frozenset({"-1", "infinite", "unlimited"})
+_ZERO_SECONDS = {"--time": -60, "--time-min": 0}  # what a limit of 0 is (-60: none)
+# options Slurm reads as a size in megabytes (str_to_mbytes): a number with no suffix or M is
+# megabytes, K rounds up to whole megabytes, G and T are 1024 and 1024**2 (any case, a B after the
+# unit allowed: `1GB`); `--mem=1G` and `--mem=1024` are one request (held to the real sbatch); any
+# other shape stays as written (`1.5G`, `1GiB`: sbatch refuses them)
+SIZES = frozenset({"--mem", "--mem-per-cpu"})  # `--mem-per-gpu` not held (the test cluster has no GPUs)
+_SIZE = re.compile(r"(\d{1,12})(?:([kKmMgGtT])[bB]?)?")
+_KILOBYTES = {"k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}
+
+
+def _seconds(value: str) -> int | None:
+    """A time limit's seconds as Slurm counts them; None where its shape is not one Slurm documents."""
+    for shape, units in _TIME_SHAPES:
+        found = shape.fullmatch(value)
+        if found:
+            return sum(int(field) * unit for field, unit in zip(found.groups("0"), units, strict=True))
+    return None
+
+
+def _time(option: str, value: str) -> str | None:
+    """A time limit as `scontrol show job` prints it: ``UNLIMITED``, ``01:00:00``, ``3-00:00:00``."""
+    seconds = -60 if value.lower() in _NO_LIMIT else _seconds(value)
+    if seconds is None:
+        return None
+    minutes = -(-(seconds or _ZERO_SECONDS[option]) // 60)
+    days, rest = divmod(minutes, 24 * 60)
+    clock = f"{rest // 60:02d}:{rest % 60:02d}:00"
+    return "UNLIMITED" if minutes < 0 else f"{days}-{clock}" if days else clock
+
+
+def _size(option: str, value: str) -> str | None:
+    """A size as `scontrol show job` prints it: the largest unit that holds it whole (``1000M``,
+    ``16G``, ``0``)."""
+    shape = _SIZE.fullmatch(value)
+    if shape is None:
+        return None
+    megabytes = -(-int(shape[1]) * _KILOBYTES[shape.groups("m")[1].lower()] // 1024)
+    power = next(power for power in (3, 2, 1, 0) if megabytes % 1024**power == 0)
+    return f"{megabytes // 1024**power}{'MGTP'[power]}" if megabytes else "0"
+
+
+_READ = {**dict.fromkeys(TIMES, _time), **dict.fromkeys(SIZES, _size)}
+
+
 def _number(key: str, value: Any) -> Any:
-    """A decimal value of an option Slurm reads as a number, its leading zeros dropped."""
-    if key.removeprefix("#SLURM ") in NUMBERS and type(value) is str and _LEADING_ZEROS.fullmatch(value):
+    """A value as Slurm reads it: a decimal of an option Slurm reads as a number, its leading zeros
+    dropped; a time limit or a size as `scontrol show job` prints it (``01:00:00``, ``1G``)."""
+    option = key.removeprefix("#SLURM ")
+    read = _READ[option](option, str(value)) if option in _READ and type(value) in (int, str) else None
+    if read is not None:
+        return read
+    if option in NUMBERS and type(value) is str and _LEADING_ZEROS.fullmatch(value):
         return int(value)
     return value
 
