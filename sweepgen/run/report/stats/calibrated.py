@@ -15,7 +15,9 @@ into their sum R^2 ~ chi2_{d1 + d2} and the share B = sin^2(theta) ~ Beta(d1/2, 
 rejection rate a one-dimensional integral over theta (how Wang 1971, JASA 66:605, computed Welch's
 error rate), done by Gauss–Legendre; the supremum over w is a grid search refined by a bounded
 scalar search. Each (n1, n2, level) is computed once per process (``level`` is cached): a report
-compares many arms at few distinct seed counts and Holm levels.
+compares many arms at few distinct seed counts and Holm levels. Welch's critical values on the
+grid come from an interpolant of scipy's t quantile over the df, confirmed against it
+(``_critical``): 65 quantiles per grid instead of 3,744, the same numbers.
 """
 
 from __future__ import annotations
