@@ -102,3 +102,50 @@ def test_the_methods_are_named_as_what_they_are():
     assert described["test"] == "Welch's t-test, level calibrated over the variance ratio"
     assert "calibrated level" in described["diff_interval"]
     assert stats.Methods(test="permutation").describe()["test"] == "exact permutation test"
+
+
+def _stdtrit_everywhere(df, where, n1, n2, tail):
+    """The quantiles as before the interpolant: scipy's ``stdtrit`` at every df."""
+    return -special.stdtrit(df, tail)
+
+
+def test_the_interpolated_quantiles_give_the_rates_of_stdtrit_everywhere(monkeypatch):
+    # 600 random (seeds, weights, level), two seeds against hundreds and levels near 0 and 1
+    # included: the rates agree with scipy's quantile at every df to far below any printed digit
+    rng = np.random.default_rng(12)
+    cases = []
+    for _ in range(600):
+        n1, n2 = (int(v) for v in rng.choice([2, 3, 4, 5, 6, 8, 12, 30], 2))
+        weights = rng.uniform(0, 1, 3) if rng.uniform() < 0.8 else np.array([0.0, 1e-9, 0.5, 1.0])
+        cases.append((weights, n1, n2, float(10 ** rng.uniform(-12, 0))))
+    cases += [(np.linspace(0, 1, 5), 3, 3, 1 - 1e-9), (np.linspace(0, 1, 5), 2, 200, 1e-12)]
+    now = [calibrated.rates(*case) for case in cases]
+    monkeypatch.setattr(calibrated, "_critical", _stdtrit_everywhere)
+    before = [calibrated.rates(*case) for case in cases]
+    for case, new, old in zip(cases, now, before, strict=True):
+        assert new == pytest.approx(old, rel=1e-10, abs=1e-300), case
+
+
+def test_the_calibrated_p_is_the_one_from_stdtrit_everywhere(monkeypatch):
+    # the whole p (grid, then the bounded search) on random Welch p's at 2-12 seeds a side
+    rng = np.random.default_rng(7)
+    cases = [(float(10 ** rng.uniform(-8, 0)), *(int(v) for v in rng.integers(2, 13, 2))) for _ in range(40)]
+    now = [calibrated.p_value(*case) for case in cases]
+    monkeypatch.setattr(calibrated, "_critical", _stdtrit_everywhere)
+    before = [calibrated.p_value(*case) for case in cases]
+    assert now == pytest.approx(before, rel=1e-10)
+
+
+def test_a_calibrated_p_asks_scipy_for_few_quantiles(monkeypatch):
+    # the grid's 39 weights x 96 nodes need 65 of stdtrit's quantiles, not 3,744 (the search's
+    # ~9 steps ask 96 each)
+    asked = []
+    real = special.stdtrit
+
+    def counted(df, tail):
+        asked.append(np.size(df))
+        return real(df, tail)
+
+    monkeypatch.setattr(special, "stdtrit", counted)
+    calibrated.p_value(0.0123, 3, 4)
+    assert sum(asked) < 1500

@@ -15,7 +15,9 @@ into their sum R^2 ~ chi2_{d1 + d2} and the share B = sin^2(theta) ~ Beta(d1/2, 
 rejection rate a one-dimensional integral over theta (how Wang 1971, JASA 66:605, computed Welch's
 error rate), done by Gauss–Legendre; the supremum over w is a grid search refined by a bounded
 scalar search. Each (n1, n2, level) is computed once per process (``level`` is cached): a report
-compares many arms at few distinct seed counts and Holm levels.
+compares many arms at few distinct seed counts and Holm levels. Welch's critical values on the
+grid come from an interpolant of scipy's t quantile over the df, confirmed against it
+(``_critical``): 65 quantiles per grid instead of 3,744, the same numbers.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ if TYPE_CHECKING:
 # a weight grid even on the logit scale (the worst ratio can lie near either end), ends included
 LOGIT_SPAN, LOGIT_POINTS = 9.0, 37
 LEVEL_RTOL = 1e-9  # the calibrated level's relative tolerance: far below any reported digit
+# the t quantile's interpolant over the df (``_critical``): its degree, and its largest error in log q
+CHEB_DEGREE, CHEB_RTOL = 31, 1e-12
+FEW_QUANTILES = 256  # at most this many df: stdtrit costs less than the interpolant (one weight's)
+CACHED_WEIGHTS = 64  # sets of at most this many weights (the grid) keep their level-free part
 FAR_SHIFT = 100.0  # noncentralities past which the power's tail is integrated over Z (``_upper_far``)
 
 
@@ -49,6 +55,96 @@ def _nodes(n1: int, n2: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s * s, c * c, weight * math.pi / 4 * 2 * np.exp(log_density)
 
 
+@functools.lru_cache(maxsize=64)
+def _cached_frame(n1: int, n2: int, key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_frame`` of the weights whose bytes are ``key`` (the grid's come back at every level and p),
+    with the Chebyshev basis at its df in place of where they lie: the interpolant is then one
+    product with its coefficients."""
+    import numpy as np
+    from numpy.polynomial import chebyshev
+
+    scale, df, where = _frame(np.frombuffer(key, dtype=float), n1, n2)
+    return scale, df, chebyshev.chebvander(where, CHEB_DEGREE)
+
+
+def _frame(weights: np.ndarray, n1: int, n2: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What ``rates`` needs that does not depend on the level: at each (weight, node), sqrt(nu (a +
+    b)), Welch's estimated df, and where 1/df lies in its range (``_df_range``) mapped onto [-1, 1]."""
+    import numpy as np
+
+    s2, c2, _ = _nodes(n1, n2)
+    d1, d2 = n1 - 1, n2 - 1
+    a = weights[:, None] * s2 / d1  # group 1's share of the estimated squared error
+    b = (1 - weights[:, None]) * c2 / d2
+    w_hat = a / (a + b)
+    df = 1 / (w_hat**2 / d1 + (1 - w_hat) ** 2 / d2)
+    low, high = _df_range(n1, n2)
+    return np.sqrt((d1 + d2) * (a + b)), df, (2 / df - (low + high)) / (high - low)
+
+
+def _df_range(n1: int, n2: int) -> tuple[float, float]:
+    """1/df of Welch's df at its largest (d1 + d2) and smallest (the smaller d): every df it takes."""
+    return 1 / (n1 + n2 - 2), 1 / (min(n1, n2) - 1)
+
+
+@functools.lru_cache(maxsize=1)
+def _chebyshev() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The interpolation nodes on [-1, 1] (Chebyshev points of the first kind), the matrix from
+    values there to Chebyshev coefficients, the check points (the extrema of the next polynomial,
+    ends included: where an interpolant of an analytic function errs most) and their basis."""
+    import numpy as np
+    from numpy.polynomial import chebyshev
+
+    count = CHEB_DEGREE + 1
+    nodes = np.cos(np.pi * (np.arange(count) + 0.5) / count)
+    fit = np.linalg.inv(chebyshev.chebvander(nodes, CHEB_DEGREE))
+    checks = np.cos(np.pi * np.arange(count + 1) / count)
+    return nodes, fit, checks, chebyshev.chebvander(checks, CHEB_DEGREE)
+
+
+@functools.lru_cache(maxsize=4096)
+def _interpolant(n1: int, n2: int, tail: float) -> np.ndarray | None:
+    """The Chebyshev coefficients of log q(1/df) over every df of (n1, n2), q Student's upper
+    ``tail`` quantile, or None where the interpolant does not agree with scipy's ``stdtrit`` to
+    CHEB_RTOL at CHEB_DEGREE + 2 points other than its nodes (its extrema of error). Cached: a
+    worst rate asks it at one level for its grid and every step of its search."""
+    import numpy as np
+    from scipy import special
+
+    low, high = _df_range(n1, n2)
+    nodes, fit, checks, at_checks = _chebyshev()
+
+    def log_quantile(u: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out: np.ndarray = np.log(-special.stdtrit(2 / ((high - low) * u + (low + high)), tail))
+        return out
+
+    coefficients: np.ndarray = fit @ log_quantile(nodes)
+    if not np.all(np.abs(at_checks @ coefficients - log_quantile(checks)) <= CHEB_RTOL):  # NaN fails too
+        return None
+    return coefficients
+
+
+def _critical(df: np.ndarray, where: np.ndarray, n1: int, n2: int, tail: float) -> np.ndarray:
+    """Student's t upper ``tail`` quantile at each df (``where``: 1/df mapped onto [-1, 1] by
+    ``_frame``, or the Chebyshev basis there, one more axis). For a few df (one weight's, in the
+    worst rate's search) scipy's ``stdtrit`` itself; for many (3,744 on the grid), ``stdtrit`` to
+    its own last digits from CHEB_DEGREE + 1 of its values per (n1, n2, level): log q is analytic
+    in 1/df, so a Chebyshev interpolant over the df's range is exact to ~1e-13 (benchmarks/
+    RESULTS.md §41). Where it is not confirmed (quantiles near 0, where stdtrit's own relative
+    digits go; two seeds against hundreds at tiny levels) every quantile is ``stdtrit``'s."""
+    import numpy as np
+    from numpy.polynomial import chebyshev
+    from scipy import special
+
+    coefficients = None if df.size <= FEW_QUANTILES else _interpolant(n1, n2, tail)
+    if coefficients is None:
+        return -special.stdtrit(df, tail)  # type: ignore[no-any-return]
+    if where.shape != df.shape:
+        return np.exp(where @ coefficients)  # type: ignore[no-any-return]
+    return np.exp(chebyshev.chebval(where, coefficients))  # type: ignore[no-any-return]
+
+
 def rates(weights: np.ndarray, n1: int, n2: int, level: float, shift: float = 0.0) -> np.ndarray:
     """The exact rate (normal runs) at which Welch's test at ``level`` rejects, at each true weight
     of group 1 in ``weights`` (0: group 1 has no noise, 1: group 2 has none): its error rate at equal
@@ -60,17 +156,17 @@ def rates(weights: np.ndarray, n1: int, n2: int, level: float, shift: float = 0.
         return np.ones_like(weights, dtype=float)
     if level <= 0.0:
         return np.zeros_like(weights, dtype=float)
-    s2, c2, dens = _nodes(n1, n2)
-    d1, d2 = n1 - 1, n2 - 1
-    nu = d1 + d2
-    a = np.atleast_1d(weights)[:, None] * s2 / d1  # group 1's share of the estimated squared error
-    b = (1 - np.atleast_1d(weights)[:, None]) * c2 / d2
-    w_hat = a / (a + b)
-    df = 1 / (w_hat**2 / d1 + (1 - w_hat) ** 2 / d2)
-    critical = -special.stdtrit(df, level / 2)  # the lower tail: 1 - level / 2 rounds to 1 at tiny levels
+    _, _, dens = _nodes(n1, n2)
+    nu = n1 + n2 - 2
+    weights = np.ascontiguousarray(np.atleast_1d(weights), dtype=float)
+    if 1 < weights.size <= CACHED_WEIGHTS:
+        scale, df, where = _cached_frame(n1, n2, weights.tobytes())
+    else:  # one weight (the search's), or many (a dense check's): cheap next to the quantiles
+        scale, df, where = _frame(weights, n1, n2)
+    critical = _critical(df, where, n1, n2, level / 2)  # an upper tail: 1 - level / 2 is 1 at tiny levels
     # P(|Z + shift| / R > c / (sqrt(nu) g)) with R^2 ~ chi2_nu / nu: Student's t with nu df,
     # noncentral by ``shift``
-    bound = critical * np.sqrt(nu * (a + b))
+    bound = critical * scale
     if shift == 0.0:
         tails = 2 * special.stdtr(nu, -bound)
     else:
