@@ -519,24 +519,37 @@ def _likely_metric(report: rep.Report, request: Request) -> Guessed | None:
     if request.metric is not None or not report.finished or any(r.summary for r in report.finished):
         return None
     logged = rep.logged_metrics(report)
-    trainer = trl_objective.trainer(r.command for r in report.finished)
-    chosen = trl_objective.choose(trainer, logged)
-    if trainer is not None and chosen is not None:
-        mode = direction.default_mode(chosen)
-        return Guessed(chosen, mode, trl_objective.why(trainer, chosen, mode))
-    for name in LIKELY_METRICS:
-        if name in logged:
-            note = (
-                f"no run has the bundled trainer's summary.json: reporting `{name}`, the reward the "
-                "runs logged (TRL's name), max is better; choose another with --metric NAME"
-            )
-            return Guessed(name, "max", note)
+    guessed = _trl_objective(report, logged) or _logged_reward(logged)
+    if guessed is not None:
+        return guessed
     raise UserError(
         "no run has the bundled trainer's summary.json, and no logged metric is a reward: say which "
         f"metric to report{_unread(report)}",
         location=Location(str(request.directory)),
         hint=f"--metric NAME; logged: {', '.join(logged)}" if logged else NOTHING_LOGGED,
     )
+
+
+def _trl_objective(report: rep.Report, logged: Sequence[str]) -> Guessed | None:
+    """The natural objective of the TRL trainer every finished run's recorded command runs."""
+    trainer = trl_objective.trainer(r.command for r in report.finished)
+    chosen = trl_objective.choose(trainer, logged)
+    if trainer is None or chosen is None:
+        return None
+    mode = direction.default_mode(chosen)
+    return Guessed(chosen, mode, trl_objective.why(trainer, chosen, mode))
+
+
+def _logged_reward(logged: Sequence[str]) -> Guessed | None:
+    """The reward the runs logged, by the names LIKELY_METRICS lists."""
+    name = next((n for n in LIKELY_METRICS if n in logged), None)
+    if name is None:
+        return None
+    note = (
+        f"no run has the bundled trainer's summary.json: reporting `{name}`, the reward the "
+        "runs logged (TRL's name), max is better; choose another with --metric NAME"
+    )
+    return Guessed(name, "max", note)
 
 
 def _require_logged(report: rep.Report, request: Request) -> None:
