@@ -313,6 +313,36 @@ def test_a_script_of_one_s_own_parsing_grpo_config_is_judged_as_trl_s(
     assert not refused or ("holds no whole groups of num_generations 3" in output and "lr0.yaml:" in output)
 
 
+_ARGV = """from trl import GRPOConfig, ScriptArguments
+from transformers import HfArgumentParser
+
+script_args, training_args = HfArgumentParser((ScriptArguments, GRPOConfig)).parse_args_into_dataclasses()
+"""
+
+
+@pytest.mark.parametrize(
+    ("flags", "refused"),
+    [
+        ("--num_generations 2", False),  # the command line's 2, never the rendered config's 3
+        ("--num_generations 3 --dataset_name mine --reward_funcs r.py", True),  # its own options: not judged
+    ],
+)
+def test_a_script_parsing_its_command_line_alone_is_judged_by_its_command_line(
+    tmp_path, monkeypatch, cpu_only, flags, refused
+):
+    """HfArgumentParser.parse_args_into_dataclasses with no YAML file: the values the run reads are
+    its command line's over the class's defaults; the rendered config (num_generations 3) is read by
+    no one (the script takes it as an option of its own), so judging it refused a run TRL would start."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    Path("train.py").write_text(_ARGV + "raise SystemExit(9)\n")
+    _grpo_sweep(tmp_path, {})
+    base = "--output_dir {run_dir} --bf16 false --per_device_train_batch_size 2 --sweep_config {config}"
+    code, output = _run(command=f"{shlex.quote(sys.executable)} train.py {base} {flags}")
+    assert (code == 2) is refused, output
+    assert not refused or "holds no whole groups of num_generations 3" in output
+
+
 @pytest.mark.parametrize(
     ("extra", "command", "why"),
     [

@@ -277,20 +277,26 @@ def _launch_options(command: Sequence[str]) -> Sequence[str]:
     """The words ``accelerate launch`` reads as its own options: from after ``launch`` to the
     training script (the first word that is no option nor an option's value); the whole command
     for any other launcher (``trl grpo --num_processes 2`` hands its whole line to accelerate)."""
-    start = next(
-        (
-            i + 2
-            for i, w in enumerate(command[:-1])
-            if os.path.basename(w) == "accelerate" and command[i + 1] == "launch"
-        ),
-        None,
-    )
+    start = _after_launch(command)
     if start is None:
         return command
     i = start
-    while i < len(command) and command[i].startswith("-") and command[i] != "-":
+    while i < len(command) and _is_option(command[i]):
         i += 1 if _takes_no_value(command[i]) else 2
     return command[start:i]
+
+
+def _after_launch(command: Sequence[str]) -> int | None:
+    """The index of the word after ``accelerate launch``; None: the command runs no such launch."""
+    pairs = zip(command, command[1:])
+    return next(
+        (i + 2 for i, (a, b) in enumerate(pairs) if (os.path.basename(a), b) == ("accelerate", "launch")),
+        None,
+    )
+
+
+def _is_option(word: str) -> bool:
+    return word.startswith("-") and word != "-"
 
 
 def _takes_no_value(word: str) -> bool:
