@@ -337,7 +337,9 @@ def test_a_script_parsing_its_command_line_alone_is_judged_by_its_command_line(
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     Path("train.py").write_text(_ARGV + "raise SystemExit(9)\n")
     _grpo_sweep(tmp_path, {})
-    base = "--output_dir {run_dir} --bf16 false --per_device_train_batch_size 2 --gradient_accumulation_steps 1"
+    base = (
+        "--output_dir {run_dir} --bf16 false --per_device_train_batch_size 2 --gradient_accumulation_steps 1"
+    )
     base += " --sweep_config {config}"
     code, output = _run(command=f"{shlex.quote(sys.executable)} train.py {base} {flags}")
     assert (code == 2) is refused, output
