@@ -93,6 +93,24 @@ def test_a_local_dataset_folder_that_is_not_there_is_refused(tmp_path, monkeypat
     assert (f"did you mean '{close}'?" in output) == (close is not None)
 
 
+def test_a_mixture_entry_naming_a_local_folder_that_is_not_there_is_refused(tmp_path, monkeypatch):
+    """TRL's dataset mixture (`datasets:` in the config) hands each entry's path to load_dataset as it
+    hands dataset_name: a mistyped folder there failed every run at its start, unjudged."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "prefers").mkdir(parents=True)
+    mixture = [{"path": "data/prefers", "split": "train"}, {"path": "./data/prefs", "split": "train"}]
+    _sweep(tmp_path, {"bf16": False, "datasets": mixture})
+    code, output = _run()
+    assert code == 2, output
+    assert (
+        "datasets[1].path './data/prefs' is no folder of" in output
+        and "did you mean './data/prefers'?" in output
+    )
+    lines = Path("generated/t/beta1.yaml").read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "./data/prefs" in text)
+    assert f"generated/t/beta1.yaml:{line}:" in output and "Traceback" not in output
+
+
 @pytest.mark.parametrize(
     ("extra", "command"),
     [
