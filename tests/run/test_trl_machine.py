@@ -93,6 +93,29 @@ def test_a_local_dataset_folder_that_is_not_there_is_refused(tmp_path, monkeypat
     assert (f"did you mean '{close}'?" in output) == (close is not None)
 
 
+@pytest.mark.parametrize(
+    ("extra", "command", "refused"),
+    [
+        ({"model_name_or_path": "./models/qwne"}, TRL, True),  # a path, mistyped: never a Hub id
+        ({"model_name_or_path": "./models/qwen"}, TRL, False),  # the folder is there
+        ({"model_name_or_path": "Qwen/Qwen2-0.5B"}, TRL, False),  # a Hub id
+        ({"model_name_or_path": "./models/qwen"}, TRL + " --model_name_or_path ./models/qwne", True),
+    ],
+)
+def test_a_local_model_folder_that_is_not_there_is_refused(tmp_path, monkeypatch, extra, command, refused):
+    """transformers' from_pretrained reads `./models/qwne` (no such folder) as a Hub id and refuses it
+    ("Repo id must be in the form ...") at each run's start."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models" / "qwen").mkdir(parents=True)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=command)
+    assert (code == 2) is refused, output
+    if refused:
+        assert "model_name_or_path './models/qwne' is no folder of" in output
+        assert "did you mean './models/qwen'?" in output and "Traceback" not in output
+        assert ("--command:" in output) is ("--model_name_or_path" in command)
+
+
 def test_a_mixture_entry_naming_a_local_folder_that_is_not_there_is_refused(tmp_path, monkeypatch):
     """TRL's dataset mixture (`datasets:` in the config) hands each entry's path to load_dataset as it
     hands dataset_name: a mistyped folder there failed every run at its start, unjudged."""

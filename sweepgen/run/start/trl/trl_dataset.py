@@ -76,6 +76,30 @@ def _judge_name(
     raise refusal
 
 
+def judge_model(
+    sweep_dir: Path, task: RunTask, config: Mapping[str, Any], *, from_command: bool = False
+) -> None:
+    """Exit 2 when the run's ``model_name_or_path`` can only be a path (``./models/qwen``, two
+    ``/``: never a Hub id) of the working folder and is not there: transformers' ``from_pretrained``
+    then refuses it as a Hub id at each run's start ("Repo id must be in the form ...")."""
+    name = config.get("model_name_or_path")
+    if not _judged(name) or not _path(str(name)):
+        return
+    close = _close(str(name))
+    raise ConfigError(
+        f"model_name_or_path {name!r} is no folder of {os.getcwd()}, where the runs start: transformers "
+        "takes a name that is no folder for a Hub model id, which this one cannot be, so each run would "
+        "fail at its start",
+        location=Location("--command")
+        if from_command
+        else key_location(sweep_dir, task, "model_name_or_path"),
+        key="model_name_or_path",
+        hint=(f"did you mean {close!r}? " if close else "")
+        + "name the model's folder as a path from the folder you run `sweepgen run` in (`~` is not "
+        "expanded), or a Hub model as org/name",
+    )
+
+
 def _judged(name: object) -> bool:
     """Whether the name is one to judge: a string, spelled inside the working folder and not there."""
     return isinstance(name, str) and _inside(name) and not os.path.exists(name)

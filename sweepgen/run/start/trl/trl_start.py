@@ -308,6 +308,7 @@ def _judge_here(
     cpu_only = bf16_judged and trl_precision.no_accelerator()
     for task, config in configs:
         trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given)
+        trl_dataset.judge_model(context.sweep_dir, task, config, from_command="model_name_or_path" in given)
         if cpu_only:
             with _reading("bf16", "fp16", "use_cpu"):
                 trl_precision.judge(context.sweep_dir, task, config, context.flags)
