@@ -451,7 +451,7 @@ def _best_line(outcome: Outcome, request: Request, best: RunRecord) -> str:
     tied = rep.tied_with(result, best, grouped_runs(outcome.groups))
     over = "" if request.seeds == "all" else f" over the {request.seeds} seeds"
     return (
-        f"best run{over} by {result.objective.label} ({_direction_words(request)}): {best.name} = "
+        f"best run{over} by {result.objective.label} ({_direction_words(request, outcome)}): {best.name} = "
         f"{_fmt(best.score.value)} at step {best.score.step}"
         + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else "")
         + _one_of_its_seeds(outcome, best)
@@ -490,10 +490,14 @@ def _one_seed(outcome: Outcome) -> str:
     )
 
 
-def _direction_words(request: Request) -> str:
+def _direction_words(request: Request, outcome: Outcome) -> str:
     """The direction of the comparison, and how it was chosen when --mode did not say."""
     if request.mode_inferred:
         return direction.inferred_words(request.metric, request.mode)
+    if outcome.chosen:  # no --metric: sweepgen chose the metric and its direction (make.Guessed)
+        from sweepgen.run.report.make import CHOSEN
+
+        return f"{outcome.report.objective.mode} is better" + CHOSEN
     return f"{request.mode} is better"  # given, the bundled reward's, or the search's own
 
 
@@ -516,6 +520,8 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
     for warning in outcome.warnings:
         err.print(f"warning: {warning}", markup=False)
     if fmt != "text":  # for programs: one table on stdout, nothing else
+        if outcome.chosen:  # the metric no one named: said on stderr, beside the warnings
+            err.print(f"note: {outcome.chosen}", markup=False)
         _show_table(outcome, request, fmt)
         return
     _show_runs(outcome, request, out)

@@ -94,6 +94,47 @@ def test_a_local_dataset_folder_that_is_not_there_is_refused(tmp_path, monkeypat
 
 
 @pytest.mark.parametrize(
+    ("extra", "command", "refused"),
+    [
+        ({"model_name_or_path": "./models/qwne"}, TRL, True),  # a path, mistyped: never a Hub id
+        ({"model_name_or_path": "./models/qwen"}, TRL, False),  # the folder is there
+        ({"model_name_or_path": "Qwen/Qwen2-0.5B"}, TRL, False),  # a Hub id
+        ({"model_name_or_path": "./models/qwen"}, TRL + " --model_name_or_path ./models/qwne", True),
+    ],
+)
+def test_a_local_model_folder_that_is_not_there_is_refused(tmp_path, monkeypatch, extra, command, refused):
+    """transformers' from_pretrained reads `./models/qwne` (no such folder) as a Hub id and refuses it
+    ("Repo id must be in the form ...") at each run's start."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models" / "qwen").mkdir(parents=True)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=command)
+    assert (code == 2) is refused, output
+    if refused:
+        assert "model_name_or_path './models/qwne' is no folder of" in output
+        assert "did you mean './models/qwen'?" in output and "Traceback" not in output
+        assert ("--command:" in output) is ("--model_name_or_path" in command)
+
+
+def test_a_mixture_entry_naming_a_local_folder_that_is_not_there_is_refused(tmp_path, monkeypatch):
+    """TRL's dataset mixture (`datasets:` in the config) hands each entry's path to load_dataset as it
+    hands dataset_name: a mistyped folder there failed every run at its start, unjudged."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "prefers").mkdir(parents=True)
+    mixture = [{"path": "data/prefers", "split": "train"}, {"path": "./data/prefs", "split": "train"}]
+    _sweep(tmp_path, {"bf16": False, "datasets": mixture})
+    code, output = _run()
+    assert code == 2, output
+    assert (
+        "datasets[1].path './data/prefs' is no folder of" in output
+        and "did you mean './data/prefers'?" in output
+    )
+    lines = Path("generated/t/beta1.yaml").read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "./data/prefs" in text)
+    assert f"generated/t/beta1.yaml:{line}:" in output and "Traceback" not in output
+
+
+@pytest.mark.parametrize(
     ("extra", "command"),
     [
         ({"dataset_name": "data/prefers"}, TRL),  # the folder is there
@@ -311,6 +352,39 @@ def test_a_script_of_one_s_own_parsing_grpo_config_is_judged_as_trl_s(
     code, output = _run(command=f"{shlex.quote(sys.executable)} train.py --config {{config}} {flags}")
     assert (code == 2) is refused, output
     assert not refused or ("holds no whole groups of num_generations 3" in output and "lr0.yaml:" in output)
+
+
+_ARGV = """from trl import GRPOConfig, ScriptArguments
+from transformers import HfArgumentParser
+
+script_args, training_args = HfArgumentParser((ScriptArguments, GRPOConfig)).parse_args_into_dataclasses()
+"""
+
+
+@pytest.mark.parametrize(
+    ("flags", "refused"),
+    [
+        ("--num_generations 2", False),  # the command line's 2, never the rendered config's 3
+        ("--num_generations 3 --dataset_name mine --reward_funcs r.py", True),  # its own options: not judged
+    ],
+)
+def test_a_script_parsing_its_command_line_alone_is_judged_by_its_command_line(
+    tmp_path, monkeypatch, cpu_only, flags, refused
+):
+    """HfArgumentParser.parse_args_into_dataclasses with no YAML file: the values the run reads are
+    its command line's over the class's defaults; the rendered config (num_generations 3) is read by
+    no one (the script takes it as an option of its own), so judging it refused a run TRL would start."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    Path("train.py").write_text(_ARGV + "raise SystemExit(9)\n")
+    _grpo_sweep(tmp_path, {})
+    base = (
+        "--output_dir {run_dir} --bf16 false --per_device_train_batch_size 2 --gradient_accumulation_steps 1"
+    )
+    base += " --sweep_config {config}"
+    code, output = _run(command=f"{shlex.quote(sys.executable)} train.py {base} {flags}")
+    assert (code == 2) is refused, output
+    assert not refused or "holds no whole groups of num_generations 3" in output
 
 
 @pytest.mark.parametrize(

@@ -253,3 +253,46 @@ def test_the_cli_s_launch_keys_are_not_read_where_the_script_runs_otherwise(tmp_
     _sweep(tmp_path, {"num_processes": 2, "accelerate_config": "multi_gpu"})
     result = _run("--command", command, "--gpus", "0,1", "--per-gpu", "1")
     assert result.exit_code == 0, result.output
+
+
+# (launch's words, the count accelerate's own parser reads): after the training script every word
+# is the script's (argparse.REMAINDER), and of two counts the last wins
+LAUNCHES = [
+    (["train.py", "--num_processes", "2"], None),
+    (["--num_processes", "2", "train.py"], 2),
+    (["-m", "trl.scripts.grpo", "--num_processes", "2"], None),
+    (["--mixed_precision", "no", "train.py", "--num_processes", "2"], None),
+    (["--multi_gpu", "--num-processes=4", "x.py"], 4),
+    (["--num_processes", "2", "--num_processes", "3", "x.py"], 3),
+    (["-mq", "pkg.train", "--num_processes", "8"], None),
+    (
+        [
+            "--quiet",
+            "--mixed_precision=bf16",
+            "--num_processes",
+            "2",
+            "-m",
+            "pkg.train",
+            "--num_processes",
+            "8",
+        ],
+        2,
+    ),
+]
+
+
+@pytest.mark.parametrize(("words", "count"), LAUNCHES)
+def test_the_launch_count_is_read_as_accelerate_reads_it_never_the_script_s(words, count):
+    read = trl_processes.launch_counts(["accelerate", "launch", *words])[0]
+    assert (read[0] if read else None) == count
+
+
+@pytest.mark.train  # accelerate's own parser is the oracle
+def test_the_launch_switches_and_counts_are_accelerate_s_own():
+    from accelerate.commands.launch import launch_command_parser
+
+    parser = launch_command_parser()
+    switches = {s for a in parser._actions if a.option_strings and a.nargs == 0 for s in a.option_strings}
+    assert switches == trl_processes.LAUNCH_SWITCHES
+    for words, count in LAUNCHES:
+        assert parser.parse_args(words).num_processes == count

@@ -134,6 +134,7 @@ class RunRecord:
     diff: Mapping[str, Any] = field(default_factory=dict)  # leaf path -> value where it differs from the base
     series: Mapping[str, metrics.Points] = field(default_factory=dict)  # every logged metric (first source)
     pruned: str | None = None  # a search trial's run its pruner stopped: why ("at step 9 (asha)")
+    command: tuple[str, ...] = ()  # the command its status recorded (a foreign trainer's, e.g. `trl sft`)
 
     @property
     def state_word(self) -> str:
@@ -463,6 +464,7 @@ def _record(
         diff=dict(diff or {}),
         series=_by_first_source(sources),
         pruned=_pruned(state, status),
+        command=tuple(status.command) if status is not None else (),
     )
 
 

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sweepgen import direction
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.fs import filenames, runfs, safefs
 from sweepgen.run.core.base import RunState, is_pruned_reason
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import committed as report_committed
-from sweepgen.run.report import compared, dropout, sampled_axes, stats_files
+from sweepgen.run.report import compared, dropout, sampled_axes, stats_files, trl_objective
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import page as report_page
@@ -63,6 +64,7 @@ class Request:
     search: Any = None  # the spec of a search sweep: the page gets its trials
     search_dir: Path | None = None  # that search's sweep folder (DIR, or the one its runs name)
     search_note: str | None = None  # why a search's section cannot be shown (never left out silently)
+    chosen: str | None = None  # without --metric: why sweepgen chose the metric and direction it reports
 
 
 @dataclass
@@ -96,6 +98,7 @@ class Outcome:
     # what the values compared are worth before any test (--at best's bias, runs compared at other
     # steps): warnings in the terminal and on the page, and statistics.json's notes, read alone
     of_values: list[str] = field(default_factory=list)
+    chosen: str | None = None  # Request.chosen: the metric and direction sweepgen chose, and why
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
@@ -138,10 +141,7 @@ def make(request: Request) -> Outcome:
     unlike = compared.steps_warning(report, groups) or compared.window_warning(report, groups)
     warnings.extend(unlike)
     if guessed is not None:
-        notes.append(
-            f"no run has the bundled trainer's summary.json: reporting `{guessed}`, the reward the "
-            "runs logged (TRL's name); choose another with --metric NAME"
-        )
+        notes.append(guessed)
     missing = _missing_libraries(request, warnings)
     comparing = "scipy" not in missing and _compares(request, groups)
     statistics = _statistics(report, groups, request) if comparing else None
@@ -149,6 +149,7 @@ def make(request: Request) -> Outcome:
     statistics = _no_verdict_at_best(statistics, report, groups)
     best = rep.best_run(report, grouped_runs(groups)) if request.metric else None
     outcome = Outcome(report, groups, plan, statistics, best, warnings, notes)
+    outcome.chosen = request.chosen
     outcome.of_values = [*_best_bias(report), *unlike]
     outcome.context = stats_context(request, report)
     outcome.view = view
@@ -212,13 +213,14 @@ def _collect(request: Request) -> tuple[rep.Report, Request, str | None, Any]:
     report = rep.collect(request.directory, _objective(request))
     guessed = _likely_metric(report, request)
     if guessed is not None:
-        request = dataclasses.replace(request, metric=guessed)
+        request = dataclasses.replace(request, metric=guessed.metric, mode=guessed.mode, chosen=guessed.note)
         report = rep.collect(request.directory, _objective(request))
     _require_logged(report, request)
+    said = guessed.note if guessed is not None else None
     if request.search is None:
-        return report, request, guessed, None
+        return report, request, said, None
     view = _search_view(request)
-    return _pruned_by_the_study(report, request, view), request, guessed, view
+    return _pruned_by_the_study(report, request, view), request, said, view
 
 
 def _search_view(request: Request) -> Any:
@@ -500,22 +502,54 @@ UNREAD = "put the file itself where a refused one is (not a link to it), or remo
 LIKELY_METRICS = ("reward", "reward_mean", "rewards/mean", "train/reward")
 
 
-def _likely_metric(report: rep.Report, request: Request) -> str | None:
-    """With no --metric and no bundled-trainer summary: the reward the runs logged (TRL logs
-    `reward`); exit 2 listing every metric they logged when none is a reward. None: nothing to pick
-    (--metric given, a bundled-trainer run, or no finished run)."""
+@dataclass(frozen=True)
+class Guessed:
+    """The metric `report` chose without --metric, its direction, and the note that says so."""
+
+    metric: str
+    mode: str
+    note: str
+
+
+def _likely_metric(report: rep.Report, request: Request) -> Guessed | None:
+    """With no --metric and no bundled-trainer summary: a TRL trainer's natural objective where
+    every run's recorded command is that trainer's (trl_objective), else the reward the runs logged
+    (TRL's GRPO and RLOO log `reward`); exit 2 listing every metric they logged when there is none.
+    None: nothing to pick (--metric given, a bundled-trainer run, or no finished run)."""
     if request.metric is not None or not report.finished or any(r.summary for r in report.finished):
         return None
     logged = rep.logged_metrics(report)
-    for name in LIKELY_METRICS:
-        if name in logged:
-            return name
+    guessed = _trl_objective(report, logged) or _logged_reward(logged)
+    if guessed is not None:
+        return guessed
     raise UserError(
         "no run has the bundled trainer's summary.json, and no logged metric is a reward: say which "
         f"metric to report{_unread(report)}",
         location=Location(str(request.directory)),
         hint=f"--metric NAME; logged: {', '.join(logged)}" if logged else NOTHING_LOGGED,
     )
+
+
+def _trl_objective(report: rep.Report, logged: Sequence[str]) -> Guessed | None:
+    """The natural objective of the TRL trainer every finished run's recorded command runs."""
+    trainer = trl_objective.trainer(r.command for r in report.finished)
+    chosen = trl_objective.choose(trainer, logged)
+    if trainer is None or chosen is None:
+        return None
+    mode = direction.default_mode(chosen)
+    return Guessed(chosen, mode, trl_objective.why(trainer, chosen, mode))
+
+
+def _logged_reward(logged: Sequence[str]) -> Guessed | None:
+    """The reward the runs logged, by the names LIKELY_METRICS lists."""
+    name = next((n for n in LIKELY_METRICS if n in logged), None)
+    if name is None:
+        return None
+    note = (
+        f"no run has the bundled trainer's summary.json: reporting `{name}`, the reward the "
+        "runs logged (TRL's name), max is better; choose another with --metric NAME"
+    )
+    return Guessed(name, "max", note)
 
 
 def _require_logged(report: rep.Report, request: Request) -> None:
@@ -711,8 +745,13 @@ def stats_context(request: Request, report: rep.Report) -> dict[str, str]:
     return {
         "metric": obj.metric or "final_reward",
         "value": obj.value_word if obj.metric else "final (summary.json final_reward)",
-        "direction": f"{obj.mode} is better",
+        "direction": f"{obj.mode} is better" + (CHOSEN if request.chosen else ""),
+        **({"chosen": request.chosen, "chosen_suffix": CHOSEN} if request.chosen else {}),
     }
+
+
+# what the direction says wherever it is written when sweepgen chose the metric (no --metric)
+CHOSEN = " (metric and direction chosen by sweepgen: --metric NAME --mode max|min to choose another)"
 
 
 def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tuple[str, str, bytes]]:

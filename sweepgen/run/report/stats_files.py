@@ -104,7 +104,7 @@ def rows(
             StatsRow(
                 metric=context["metric"],
                 value=context["value"],
-                direction=f"{statistics.mode} is better",
+                direction=_direction(statistics, context),
                 group=g.name,
                 n=g.n,
                 mean=g.mean,
@@ -149,8 +149,9 @@ def json_text(
     body = {
         "metric": context["metric"],
         "value": context["value"],
-        "direction": f"{statistics.mode} is better",
+        "direction": _direction(statistics, context),
         "mode": statistics.mode,
+        **({"chosen": context["chosen"]} if context.get("chosen") else {}),
         "baseline": statistics.baseline,
         "methods": statistics.methods.describe(),
         "notes": list((caveats or Caveats()).notes),  # lost runs, outliers, shared seeds, the best group
@@ -159,3 +160,8 @@ def json_text(
         ),  # NaN/inf as every JSON file writes them
     }
     return json.dumps(body, indent=2, allow_nan=False) + "\n"
+
+
+def _direction(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
+    """Which way is better, and that sweepgen chose it where no --metric did (make.CHOSEN)."""
+    return f"{statistics.mode} is better" + (context.get("chosen_suffix") or "")

@@ -11,7 +11,8 @@ at most one ``/``); or its first part is a folder here and the Hub is off (``HF_
 ``HF_DATASETS_OFFLINE``, here or in the config's ``env:``) or that folder holds a name close to its
 last part (a typo: ``org/name`` with a folder ``org`` here is still a Hub id otherwise), and
 `datasets` has no copy of the Hub dataset in its cache (hf_cache: offline, it loads that). A config
-with ``datasets`` (TRL's mixture, which wins over ``dataset_name``) is not judged, nor a name that
+with ``datasets`` (TRL's mixture, which wins over ``dataset_name``) has each entry's ``path`` judged
+so instead (TRL hands it to ``load_dataset`` the same way). Never judged: a name that
 leads out of the working folder (``~``, ``..``, an absolute path elsewhere, a link leading out): the
 config is data a pull request may have written, and nothing outside is looked at for it (SECURITY.md).
 """
@@ -33,20 +34,39 @@ from sweepgen.run.start.trl import hf_cache
 
 def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], *, from_command: bool = False) -> None:
     """Exit 2 when the run's ``dataset_name`` (``from_command``: given on the command line, over the
-    config's) means a folder of the working folder that is not there."""
-    name = config.get("dataset_name")
-    if not _judged(name, config):
+    config's), or the ``path`` of an entry of its ``datasets`` mixture (which wins over it), means
+    a folder of the working folder that is not there."""
+    mixture = config.get("datasets")
+    if not mixture:
+        _judge_name(sweep_dir, task, config, config.get("dataset_name"), ("dataset_name",), from_command)
+        return
+    for i, entry in enumerate(mixture if isinstance(mixture, list) else []):
+        path = entry.get("path") if isinstance(entry, dict) else None
+        _judge_name(sweep_dir, task, config, path, ("datasets", i, "path"), False)
+
+
+def _judge_name(
+    sweep_dir: Path,
+    task: RunTask,
+    config: Mapping[str, Any],
+    name: object,
+    where: tuple[str | int, ...],
+    from_command: bool,
+) -> None:
+    """Exit 2 when ``name`` (the config's value at ``where``) means a missing folder here."""
+    if not _judged(name):
         return
     assert isinstance(name, str)
     close = _close(name)
     if not (_path(name) or (_under_folder(name) and _hub_unreachable(name, config, close))):
         return
+    label = where[0] if len(where) == 1 else f"datasets[{where[1]}].path"
     refusal = ConfigError(
-        f"dataset_name {name!r} is no folder of {os.getcwd()}, where the runs start: `datasets."
+        f"{label} {name!r} is no folder of {os.getcwd()}, where the runs start: `datasets."
         "load_dataset` takes a name that is no folder for a Hub dataset id, so each run would fail "
         "at its start (or load another dataset)",
-        location=Location("--command") if from_command else key_location(sweep_dir, task, "dataset_name"),
-        key="dataset_name",
+        location=Location("--command") if from_command else key_location(sweep_dir, task, where),
+        key=str(where[0]),
         hint=(f"did you mean {close!r}? " if close else "")
         + "name the folder as a path from the folder you run `sweepgen run` in (`~` is not expanded), "
         "or a Hub dataset as org/name",
@@ -56,10 +76,33 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], *, from_com
     raise refusal
 
 
-def _judged(name: object, config: Mapping[str, Any]) -> bool:
-    """Whether the name is one to judge: a string, no mixture winning over it, spelled inside the
-    working folder and not there."""
-    return isinstance(name, str) and not config.get("datasets") and _inside(name) and not os.path.exists(name)
+def judge_model(
+    sweep_dir: Path, task: RunTask, config: Mapping[str, Any], *, from_command: bool = False
+) -> None:
+    """Exit 2 when the run's ``model_name_or_path`` can only be a path (``./models/qwen``, two
+    ``/``: never a Hub id) of the working folder and is not there: transformers' ``from_pretrained``
+    then refuses it as a Hub id at each run's start ("Repo id must be in the form ...")."""
+    name = config.get("model_name_or_path")
+    if not _judged(name) or not _path(str(name)):
+        return
+    close = _close(str(name))
+    raise ConfigError(
+        f"model_name_or_path {name!r} is no folder of {os.getcwd()}, where the runs start: transformers "
+        "takes a name that is no folder for a Hub model id, which this one cannot be, so each run would "
+        "fail at its start",
+        location=Location("--command")
+        if from_command
+        else key_location(sweep_dir, task, "model_name_or_path"),
+        key="model_name_or_path",
+        hint=(f"did you mean {close!r}? " if close else "")
+        + "name the model's folder as a path from the folder you run `sweepgen run` in (`~` is not "
+        "expanded), or a Hub model as org/name",
+    )
+
+
+def _judged(name: object) -> bool:
+    """Whether the name is one to judge: a string, spelled inside the working folder and not there."""
+    return isinstance(name, str) and _inside(name) and not os.path.exists(name)
 
 
 def _inside(name: str) -> bool:

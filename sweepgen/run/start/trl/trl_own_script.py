@@ -9,8 +9,11 @@ whatever the script does next. The script is a project file (inside the working 
 through a link, at most 1 MiB), parsed, never run: it is taken for one when it calls ``TrlParser``
 or ``HfArgumentParser`` and names one TRL config class, GRPO's or RLOO's. With ``TrlParser`` the
 script's command line is merged over the config as TRL's scripts merge it (trl_flags); with
-``HfArgumentParser`` the config alone is judged. Nothing else of the script (its rewards, its
-dataset, its own options) is known, so nothing else is judged.
+``HfArgumentParser`` the config alone is judged where the script reads a file
+(``parse_yaml_file``, ``parse_json_file``, ``parse_dict``), else (``parse_args_into_dataclasses``
+alone) the command line's values alone, over the class's defaults: the rendered config is read by
+no one. Nothing else of the script (its rewards, its dataset, its own options) is known, so nothing
+else is judged.
 """
 
 from __future__ import annotations
@@ -39,13 +42,29 @@ _JUDGED = frozenset({"grpo", "rloo"})  # the classes whose own refusals the star
 _MAX_SOURCE_BYTES = 1 << 20
 
 
-def parsed_class(command: Sequence[str]) -> tuple[str, str, bool] | None:
+# how the script's parser reads the config: the command line over the config file (TrlParser),
+# the command line alone (HfArgumentParser.parse_args_into_dataclasses and no file read), the file
+READS_BOTH, READS_ARGV, READS_FILE = "command line over config", "command line", "config"
+# HfArgumentParser's methods that read a config from a file or a dict instead of the command line
+_FILE_READERS = frozenset({"parse_yaml_file", "parse_json_file", "parse_dict"})
+
+
+def parsed_class(command: Sequence[str]) -> tuple[str, str, str] | None:
     """(the TRL command whose config class the command's own script parses, the script's word in
-    the command, whether its parser is TrlParser) for a GRPO or RLOO config; None otherwise."""
+    the command, what its parser reads: READS_BOTH, READS_ARGV or READS_FILE) for a GRPO or RLOO
+    config; None otherwise."""
     word = next((w for w in command[1:] if w.endswith(".py")), "")
     names = _names(_parsed(word)) if word else set()
     command_of = _one_class(names)
-    return (command_of, word, "TrlParser" in names) if command_of and names & _PARSERS else None
+    return (command_of, word, _reads(names)) if command_of and names & _PARSERS else None
+
+
+def _reads(names: set[str]) -> str:
+    """What the parser the script spells reads (parsed_class)."""
+    if "TrlParser" in names:
+        return READS_BOTH
+    argv_only = "parse_args_into_dataclasses" in names and not names & _FILE_READERS
+    return READS_ARGV if argv_only else READS_FILE
 
 
 def _one_class(names: set[str]) -> str | None:

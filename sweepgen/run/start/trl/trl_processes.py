@@ -200,7 +200,7 @@ def _yaml(data: bytes) -> Any:
 def _launch_config(command: Sequence[str]) -> tuple[int, str] | None:
     """What the command's ``--config_file`` (a project file), else accelerate's default config file,
     asks for, when it starts several processes."""
-    named = _option(command, ("--config_file", "--config-file"))
+    named = _option(_launch_options(command), ("--config_file", "--config-file"))
     if named is not None:
         held = _project_file(named[1])
         count = _several(held) if held is not _NOT_THERE else None
@@ -231,8 +231,10 @@ def _own_file(path: str) -> Any:
 
 
 def _command_processes(command: Sequence[str]) -> tuple[int, str] | None:
-    """``accelerate launch --num_processes 2 -m trl.scripts.grpo ...``: the command's own count."""
-    given = _option(command, ("--num_processes", "--num-processes"))
+    """``accelerate launch --num_processes 2 -m trl.scripts.grpo ...``: the command's own count, as
+    accelerate's parser reads it: among launch's options before the script only (after the script
+    every word is the script's, argparse.REMAINDER), the last one given winning."""
+    given = _option(_launch_options(command), ("--num_processes", "--num-processes"))
     if given is None:
         return None
     flag, value = given
@@ -246,12 +248,61 @@ def _command_processes(command: Sequence[str]) -> tuple[int, str] | None:
 
 
 def _option(command: Sequence[str], flags: tuple[str, ...]) -> tuple[str, str] | None:
-    """(flag, value) of the first of ``flags`` in ``command`` (``--flag value`` or ``--flag=value``)."""
+    """(flag, value) of the last of ``flags`` in ``command`` (``--flag value`` or ``--flag=value``):
+    argparse keeps the last one given."""
+    found = None
     for i, word in enumerate(command):
-        flag, _, value = word.partition("=")
+        flag, eq, value = word.partition("=")
         if flag in flags:
-            return flag, value or (command[i + 1] if i + 1 < len(command) else "")
-    return None
+            found = flag, value if eq else (command[i + 1] if i + 1 < len(command) else "")
+    return found
+
+
+# `accelerate launch`'s options that take no value (launch_command_parser's store_true actions; a
+# test holds this list to accelerate's parser): every other option takes the word after it
+LAUNCH_SWITCHES = frozenset(
+    spelling
+    for name in (
+        "cpu", "debug", "downcast_bf16", "dynamo_use_dynamic", "dynamo_use_fullgraph",
+        "dynamo_use_regional_compilation", "enable_cpu_affinity", "fp8_use_autocast_during_eval",
+        "help", "module", "multi_gpu", "no_python", "no_tpu_cluster", "quiet", "same_network", "tpu",
+        "tpu_cluster", "tpu_use_sudo", "use_deepspeed", "use_fsdp", "use_megatron_lm",
+        "use_parallelism_config",
+    )
+    for spelling in (f"--{name}", f"--{name.replace('_', '-')}")
+) | {"-h", "-m", "-q"}  # fmt: skip
+
+
+def _launch_options(command: Sequence[str]) -> Sequence[str]:
+    """The words ``accelerate launch`` reads as its own options: from after ``launch`` to the
+    training script (the first word that is no option nor an option's value); the whole command
+    for any other launcher (``trl grpo --num_processes 2`` hands its whole line to accelerate)."""
+    start = _after_launch(command)
+    if start is None:
+        return command
+    i = start
+    while i < len(command) and _is_option(command[i]):
+        i += 1 if _takes_no_value(command[i]) else 2
+    return command[start:i]
+
+
+def _after_launch(command: Sequence[str]) -> int | None:
+    """The index of the word after ``accelerate launch``; None: the command runs no such launch."""
+    pairs = zip(command, command[1:])
+    return next(
+        (i + 2 for i, (a, b) in enumerate(pairs) if (os.path.basename(a), b) == ("accelerate", "launch")),
+        None,
+    )
+
+
+def _is_option(word: str) -> bool:
+    return word.startswith("-") and word != "-"
+
+
+def _takes_no_value(word: str) -> bool:
+    """A launch switch, ``--opt=value``, or a short option with more after it: switches run
+    together (``-mq``) or a value attached (``-tX``)."""
+    return word in LAUNCH_SWITCHES or "=" in word or (not word.startswith("--") and len(word) > 2)
 
 
 def _preset_processes(name: str) -> int | None:

@@ -181,7 +181,7 @@ class _Context:
     gpus_each: int | None
     flags: Mapping[str, str | None]
     local: bool
-    own: tuple[str, bool] | None = None  # a script of the person's own: its word, whether TrlParser's
+    own: tuple[str, str] | None = None  # a script of the person's own: its word, what its parser reads
 
 
 def _context(
@@ -249,13 +249,16 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
 
 
 def _judge_own(
-    context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], word: str, trl_parser: bool
+    context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], word: str, reads: str
 ) -> None:
     """The runs of a person's own script parsing TRL's config class: what that class (its generation
     batch) and transformers (bf16 without a GPU) refuse, the config as its parser reads it
-    (``TrlParser``: the command line's values over the config's)."""
+    (``TrlParser``: the command line's values over the config's; ``parse_args_into_dataclasses``
+    alone: the command line's values alone, the rendered config read by no one)."""
     command, script = context.command, context.script
-    given = trl_flags.given(command, script, after=word) if trl_parser else {}
+    given = trl_flags.given(command, script, after=word) if reads != trl_own_script.READS_FILE else {}
+    if reads == trl_own_script.READS_ARGV:
+        configs = [(task, {}) for task, _ in configs]
     counts = trl_processes.launch_counts(command)
     cpu_here = context.local and context.gpus_each is None and trl_precision.no_accelerator()
     here = installed_source.same_environment(command)  # the classes installed here are the run's
@@ -305,6 +308,7 @@ def _judge_here(
     cpu_only = bf16_judged and trl_precision.no_accelerator()
     for task, config in configs:
         trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given)
+        trl_dataset.judge_model(context.sweep_dir, task, config, from_command="model_name_or_path" in given)
         if cpu_only:
             with _reading("bf16", "fp16", "use_cpu"):
                 trl_precision.judge(context.sweep_dir, task, config, context.flags)
