@@ -3,6 +3,7 @@ as a real process, for the search tests and the search benchmark."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -14,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from click.testing import CliRunner
 
+from sweepgen.cli import main
 from sweepgen.run.core.base import RunState, read_status
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,6 +67,18 @@ def sweepgen(cwd: Path, *args: str, wait: bool = True, timeout: float = 120) -> 
             argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``sweepgen ARGS`` from ``cwd`` in this process (click's CliRunner), for the commands whose
+    process is not what a test is about (render, check, status): a CompletedProcess as ``sweepgen``
+    gives, without a Python start-up and its imports each time. An exception that escaped the CLI is
+    raised here (as a process, it would have been a traceback on stderr)."""
+    with contextlib.chdir(cwd):
+        result = CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(["sweepgen", *args], result.exit_code, result.stdout, result.stderr)
 
 
 def study(root: Path) -> Any:

@@ -34,7 +34,7 @@ def wait_until(
         if done(rows):
             return rows
         assert time.monotonic() < deadline, f"timed out waiting for {what}: {rows}"
-        time.sleep(1)
+        time.sleep(0.25)  # a look is one in-process `status` (squeue, sacct): the state is seen as it comes
 
 
 def start_requeued_now(job_id: str) -> None:

@@ -18,6 +18,7 @@ from search_support import (
     PRUNED_SEARCH,
     RUN_ARGS,
     assert_t1_pruned_and_stopped,
+    cli,
     kill_run_once_trial_trains,
     logged_steps,
     study,
@@ -46,7 +47,7 @@ def _run(root: Path, *extra: str):
 
 def test_render_writes_the_sweep_with_no_trials(tmp_path):
     write_search_project(tmp_path, {})
-    done = sweepgen(tmp_path, "render", "specs/s.yaml")
+    done = cli(tmp_path, "render", "specs/s.yaml")
     assert done.returncode == 0, done.stderr
     recorded = lock.read(str(tmp_path / SWEEP), "x")
     assert recorded is not None and recorded.files == []
@@ -70,14 +71,14 @@ def test_render_refuses_a_search_that_cannot_work(tmp_path, search, extra, messa
     schema = {"type": "object", "properties": {"x": {"type": "number", "maximum": 0.9}}}
     (tmp_path / "specs" / "s.json").write_text(json.dumps(schema))
     write_search_project(tmp_path, search, **extra)
-    done = sweepgen(tmp_path, "render", "specs/s.yaml")
+    done = cli(tmp_path, "render", "specs/s.yaml")
     assert done.returncode == 2, done.stdout
     assert message in done.stderr and "specs/s.yaml:" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_exactly_n_trials_each_differing_from_the_base_only_in_the_axes(tmp_path):
     write_search_project(tmp_path, {"n": 5, "sampler": "random"})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = _run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     trials = study(tmp_path).get_trials()
@@ -95,10 +96,10 @@ def test_exactly_n_trials_each_differing_from_the_base_only_in_the_axes(tmp_path
     again = _run(tmp_path)
     assert again.returncode == 0 and "started" not in again.stdout
     assert len(study(tmp_path).get_trials()) == 5
-    checked = sweepgen(tmp_path, "check", "specs/s.yaml")
+    checked = cli(tmp_path, "check", "specs/s.yaml")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     (tmp_path / SWEEP / "t0001.yaml").write_text("x: 1\n")
-    edited = sweepgen(tmp_path, "check", "specs/s.yaml")
+    edited = cli(tmp_path, "check", "specs/s.yaml")
     assert edited.returncode == 1 and "t0001.yaml" in edited.stdout + edited.stderr
 
 
@@ -109,7 +110,7 @@ def test_each_trial_is_drawn_with_the_seed_of_its_own_number(tmp_path):
     # trials of uneven length (steps is an axis), so a slot frees while the other trial runs
     axes = {"x": {"uniform": [0.0, 1.0]}, "y": {"uniform": [0.0, 1.0]}, "steps": {"int_uniform": [2, 16]}}
     write_search_project(tmp_path, {"n": 6, "parallel": 2, "sampler": "random", "seed": 7, "axes": axes})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = _run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     trials = study(tmp_path).get_trials()
@@ -124,7 +125,7 @@ def test_each_trial_is_drawn_with_the_seed_of_its_own_number(tmp_path):
 def test_a_point_failing_a_constraint_is_told_failed_and_never_run(tmp_path):
     constraint = {"expr": "x < 0.5", "message": "x stays below one half"}
     write_search_project(tmp_path, {"n": 8, "sampler": "random"}, constraints=[constraint])
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     _run(tmp_path)
     trials = study(tmp_path).get_trials()
     assert len(trials) == 8
@@ -138,7 +139,7 @@ def test_a_point_failing_a_constraint_is_told_failed_and_never_run(tmp_path):
             assert not (tmp_path / SWEEP / f"{name}.yaml").exists()
         else:
             assert t.state.name == "COMPLETE"
-    shown = sweepgen(tmp_path, "status", str(SWEEP))  # refused points have no run: status names them
+    shown = cli(tmp_path, "status", str(SWEEP))  # refused points have no run: status names them
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert f"t{refused[0].number:04d} failed: refused before it ran" in shown.stdout
 
@@ -147,7 +148,7 @@ def test_pruned_trials_are_stopped_with_their_checkpoint_and_marked(tmp_path):
     base = {"x": 0.5, "y": 0.5, "steps": 30, "step_s": 0.05, "seed": 0, "noise": 0.0, "output_dir": None}
     prune = {"method": "asha", "min_steps": 2, "reduction": 3}
     write_search_project(tmp_path, {"n": 8, "parallel": 2, "sampler": "random", "prune": prune}, base=base)
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = _run(tmp_path)
     trials = study(tmp_path).get_trials()
     assert len(trials) == 8 and all(t.state.name in ("COMPLETE", "PRUNED") for t in trials)
@@ -180,7 +181,7 @@ def _assert_exactly_once(root: Path, n: int, last_step: int = 6) -> None:
 def test_sigkill_at_random_moments_then_run_again_reaches_exactly_n(tmp_path):
     n = 6
     write_search_project(tmp_path, {"n": n, "parallel": 2})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     rng = random.Random(23)
     for _ in range(4):
         proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
@@ -190,14 +191,14 @@ def test_sigkill_at_random_moments_then_run_again_reaches_exactly_n(tmp_path):
     done = _run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     _assert_exactly_once(tmp_path, n)
-    checked = sweepgen(tmp_path, "check", "specs/s.yaml")
+    checked = cli(tmp_path, "check", "specs/s.yaml")
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_two_runs_share_the_study_without_duplicates(tmp_path):
     n = 6
     write_search_project(tmp_path, {"n": n, "parallel": 2})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     procs = [sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False) for _ in range(2)]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
@@ -210,7 +211,7 @@ def test_two_runs_share_the_study_without_duplicates(tmp_path):
 
 def test_the_study_reopens_in_optuna_with_the_best_trial(tmp_path):
     write_search_project(tmp_path, {"n": 4})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = _run(tmp_path)
     best = study(tmp_path).best_trial
     assert f"best: t{best.number:04d}" in done.stdout
@@ -284,7 +285,7 @@ def test_repeats_run_each_trial_with_k_seeds_and_tell_the_mean(tmp_path):
     write_search_project(
         tmp_path, {"n": 2, "parallel": 1, "repeats": 2, "seed_path": "seed", "sampler": "random"}
     )
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = _run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     recorded = lock.read(str(tmp_path / SWEEP), "x")
@@ -300,7 +301,7 @@ def test_repeats_run_each_trial_with_k_seeds_and_tell_the_mean(tmp_path):
         assert finals[0] != finals[1]  # the seeds give different noise
         assert t.value == pytest.approx(sum(finals) / 2)
         assert t.user_attrs["sweepgen_values"] == pytest.approx(finals)
-    shown = sweepgen(tmp_path, "status", str(SWEEP))
+    shown = cli(tmp_path, "status", str(SWEEP))
     assert shown.returncode == 0 and "search: 2/2 trials finished (2 complete" in shown.stdout
     best = max(study(tmp_path).get_trials(), key=lambda t: t.value)
     low, high = best_value.interval(best.user_attrs["sweepgen_values"], family=2)
@@ -346,7 +347,7 @@ def test_ctrl_c_stops_the_trials_with_a_checkpoint_and_the_next_run_resumes_them
     # 200 steps of 0.05 s: still training when the checkpoints are seen, however loaded the machine
     base = {"x": 0.5, "y": 0.5, "steps": 200, "step_s": 0.05, "seed": 0, "noise": 0.0, "output_dir": None}
     write_search_project(tmp_path, {"n": 3, "parallel": 2, "sampler": "random"}, base=base)
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
     runs = tmp_path / "runs" / "fake_search"
     deadline = time.monotonic() + 120
@@ -375,7 +376,7 @@ def test_a_trial_re_attached_after_its_controller_died_is_still_pruned_and_stopp
     # 100 steps: t1 must still train when the next `run` (its start-up slow on a loaded machine)
     # reads its steps; a run that finished first is pruned at its rung all the same, but not stopped
     write_search_project(tmp_path, PRUNED_SEARCH, base={**PRUNED_BASE, "steps": 100})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     seen = kill_run_once_trial_trains(tmp_path, "t0001", *RUN_ARGS)
     assert seen[-1] < 10, "the controller must die before t1 reaches the rung"
     done = _run(tmp_path)
@@ -383,7 +384,7 @@ def test_a_trial_re_attached_after_its_controller_died_is_still_pruned_and_stopp
     assert "t0001: taken over from a stopped controller" in done.stdout
     assert "t0001: pruned at step 10 (asha)" in done.stdout  # its rung, however late it was read
     assert_t1_pruned_and_stopped(tmp_path, done.stdout, steps_all=100)
-    shown = sweepgen(tmp_path, "status", str(SWEEP))
+    shown = cli(tmp_path, "status", str(SWEEP))
     assert shown.returncode == 0 and "PRUNED" in shown.stdout, shown.stdout + shown.stderr
 
 
@@ -394,7 +395,7 @@ def test_a_trial_whose_controller_died_inside_ask_gets_the_rest_of_its_point(tmp
     from sweepgen.run.search import study as search_study
 
     write_search_project(tmp_path, {"n": 3, "sampler": "random"})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     axes = {"x": {"uniform": [0.0, 1.0]}, "y": {"uniform": [0.0, 1.0]}}
     block = SearchBlock.model_validate({"n": 3, "metric": "score", "mode": "max", "axes": axes})
     cut = search_study.open_study(tmp_path / SWEEP, block).ask()
@@ -414,7 +415,7 @@ def test_a_trial_pruned_by_a_controller_killed_before_it_saw_the_stop_is_never_r
     # is in the study, so the next `run` records t1 pruned instead of resuming it from its checkpoint
     base = {**PRUNED_BASE, "steps": 16, "step_s": 0.5}
     write_search_project(tmp_path, PRUNED_SEARCH, base=base)
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
     assert proc.stdout is not None
     seen = []
@@ -440,7 +441,7 @@ def test_a_run_that_finished_before_its_trials_pruning_says_so_in_status(tmp_pat
     prune = {"method": "asha", "min_steps": 1, "reduction": 2}
     search = {"n": 6, "parallel": 1, "sampler": "random", "prune": prune}
     write_search_project(tmp_path, search, base=base)
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = _run(tmp_path)
     pruned = [t for t in study(tmp_path).get_trials() if t.state.name == "PRUNED"]
     outrun = []
@@ -453,7 +454,7 @@ def test_a_run_that_finished_before_its_trials_pruning_says_so_in_status(tmp_pat
         else:
             assert status.state is RunState.CANCELLED and status.reason.startswith("pruned at step"), status
     assert outrun, done.stdout  # (instant runs: each pruned trial's run ended before its poll)
-    shown = sweepgen(tmp_path, "status", str(SWEEP), "--format", "json")
+    shown = cli(tmp_path, "status", str(SWEEP), "--format", "json")
     rows = {row["run"]: row for row in json.loads(shown.stdout)}
     for number in outrun:
         assert "pruned" in rows[f"t{number:04d}"]["reason"], rows
@@ -467,7 +468,7 @@ def test_a_trials_unreadable_trainer_state_fails_that_trial_not_the_search(tmp_p
     base["garbage_state_below"] = 0.5
     search: dict = {"n": 6, "sampler": "random"} | ({"prune": prune} if prune else {})
     write_search_project(tmp_path, search, base=base)
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = _run(tmp_path)
     trials = study(tmp_path).get_trials()
     assert len(trials) == 6, done.stdout + done.stderr

@@ -13,6 +13,7 @@ import pytest
 from run_support import LOADED_S, killed_at_end
 from search_support import (
     RUN_ARGS,
+    cli,
     kill_run_once_trial_trains,
     logged_steps,
     study,
@@ -30,7 +31,7 @@ SLOW = {"x": 0.5, "y": 0.5, "steps": 20, "step_s": 0.1, "seed": 0, "noise": 0.0,
 
 def test_cancel_stops_the_search_and_its_command_line_resumes_it(tmp_path):
     spec = write_search_project(tmp_path, {"n": 8, "parallel": 2, "sampler": "random"}, base=SLOW)
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    assert cli(tmp_path, "render", str(spec)).returncode == 0
     proc = sweepgen(tmp_path, "run", SWEEP, *RUN_ARGS, wait=False)
     deadline = time.monotonic() + 120
     while not logged_steps(tmp_path / "runs" / "fake_search" / "t0000"):
@@ -45,7 +46,7 @@ def test_cancel_stops_the_search_and_its_command_line_resumes_it(tmp_path):
     assert "the search was cancelled" in err and "--command" in err.replace("\n", ""), err
     asked = study(tmp_path).get_trials()
     assert len(asked) < 8, "the search stopped asking"
-    status = sweepgen(tmp_path, "status", SWEEP)
+    status = cli(tmp_path, "status", SWEEP)
     said = " ".join(status.stdout.split())  # (rich wraps long lines at spaces)
     assert "no `sweepgen run` drives this search now: `sweepgen run generated/fake_search --command" in said
     # the trials left open are not said running: their runs were cancelled (before, "2 running")
@@ -66,7 +67,7 @@ def _reattached(root: Path, procs: list[subprocess.Popen[str]]) -> subprocess.Po
     """A one-trial search whose first `run` was SIGKILLed while t0000 trains (its trainer trains on),
     and a second `run` that has taken t0000 over and follows it (re-attached, not started again)."""
     spec = write_search_project(root, {"n": 1, "parallel": 1, "sampler": "random"}, base=LONG)
-    assert sweepgen(root, "render", str(spec)).returncode == 0
+    assert cli(root, "render", str(spec)).returncode == 0
     kill_run_once_trial_trains(root, "t0000", *RUN_ARGS)
     proc = sweepgen(root, "run", SWEEP, wait=False)  # the recorded command line
     procs.append(proc)

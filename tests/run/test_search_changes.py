@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from search_support import COMMAND, RUN_ARGS, study, sweepgen, write_search_project
+from search_support import COMMAND, RUN_ARGS, cli, study, sweepgen, write_search_project
 
 SWEEP = "generated/fake_search"
 FAST = {"x": 0.5, "y": 0.5, "steps": 2, "step_s": 0.01, "seed": 0, "noise": 0.0, "output_dir": None}
@@ -21,7 +21,7 @@ def searched(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A search of 2 trials, run to its end with the fake trainer (--command)."""
     root = tmp_path_factory.mktemp("searched")
     spec = write_search_project(root, {"n": 2, "parallel": 2, "sampler": "random"}, base=FAST)
-    assert sweepgen(root, "render", str(spec)).returncode == 0
+    assert cli(root, "render", str(spec)).returncode == 0
     done = sweepgen(root, "run", SWEEP, *RUN_ARGS)
     assert done.returncode == 0, done.stderr
     return root
@@ -58,7 +58,7 @@ def _states(root: Path) -> list[str]:
 )
 def test_a_change_the_study_cannot_hold_is_refused_by_run(searched, tmp_path, change, key, words):
     root = _changed(searched, tmp_path, change)
-    assert sweepgen(root, "render", "specs/s.yaml").returncode == 0  # the lock alone cannot tell
+    assert cli(root, "render", "specs/s.yaml").returncode == 0  # the lock alone cannot tell
     done = sweepgen(root, "run", SWEEP)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
@@ -78,7 +78,7 @@ def test_a_change_the_study_cannot_hold_is_refused_by_run(searched, tmp_path, ch
 )
 def test_an_axis_its_trials_lie_outside_of_is_refused_by_render(searched, tmp_path, axis):
     root = _changed(searched, tmp_path, {"search.axes.x": axis})
-    done = sweepgen(root, "render", "specs/s.yaml")
+    done = cli(root, "render", "specs/s.yaml")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "outside the axis the spec now gives it" in done.stderr
     assert "corrupt the study" in done.stderr and "Traceback" not in done.stderr
@@ -106,7 +106,7 @@ def test_more_trials_go_on_with_the_recorded_command_line(searched, tmp_path):
     """`n` may grow; a `run` without --command runs the fake trainer the search was started with
     (the bundled trainer would fail every new trial on these configs)."""
     root = _changed(searched, tmp_path, {"search.n": 3})
-    assert sweepgen(root, "render", "specs/s.yaml").returncode == 0
+    assert cli(root, "render", "specs/s.yaml").returncode == 0
     dry = sweepgen(root, "run", SWEEP, "--dry-run")
     assert dry.returncode == 0 and "--command" in dry.stdout
     done = sweepgen(root, "run", SWEEP)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from run_support import make_sweep, read_until
 from search_support import COMMAND as SEARCH_COMMAND
-from search_support import REPO, logged_steps, study, sweepgen, write_search_project
+from search_support import REPO, cli, logged_steps, study, sweepgen, write_search_project
 
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, read_status
@@ -119,7 +119,7 @@ def test_a_closed_terminal_records_every_run_cancelled_and_the_next_run_finishes
         assert status is not None and status.state in (RunState.CANCELLED, RunState.FINISHED), status
         assert status.ended is not None and _pgid_gone(int(status.ids["trainer_pgid"])), status
         before[run.name] = status
-    shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    shown = cli(tmp_path, "status", "generated/fake", "--format", "json")
     said = {r["state"] for r in json.loads(shown.stdout)}
     assert said <= {"CANCELLED", "FINISHED", "NOT STARTED"} and "CANCELLED" in said, shown.stdout
     again = sweepgen(tmp_path, "run", "generated/fake", "--rerun-failed", timeout=180)  # the recorded command
@@ -158,7 +158,7 @@ def test_a_supervisor_killed_after_its_sweepgen_run_died_takes_its_trainer_and_i
         )
         time.sleep(0.05)
     # its end is unknown, and said so: not running, not finished, and --rerun-failed starts it again
-    shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    shown = cli(tmp_path, "status", "generated/fake", "--format", "json")
     (row,) = json.loads(shown.stdout)
     assert row["state"] == "FAILED", row
     again = sweepgen(tmp_path, "run", "generated/fake", "--rerun-failed", timeout=180)
@@ -172,7 +172,7 @@ def test_a_closed_terminal_leaves_a_search_open_and_the_next_run_reaches_exactly
     n = 4
     base = {"x": 0.5, "y": 0.5, "steps": 15, "step_s": 0.1, "seed": 0, "noise": 0.0, "output_dir": None}
     write_search_project(tmp_path, {"n": n, "parallel": 2}, base=base)
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     runs = tmp_path / "runs" / "fake_search"
     proc = _in_a_terminal_session(tmp_path, "run", "generated/fake_search", "--command", SEARCH_COMMAND)
     _wait_for(lambda: bool(logged_steps(runs / "t0000")), proc, "t0000's first step")
@@ -214,7 +214,7 @@ def _trial_0_running_without_its_controller(root: Path) -> tuple[str, Path]:
     from search_support import TRAINER
 
     write_search_project(root, {"n": 2, "parallel": 1})
-    assert sweepgen(root, "render", "specs/s.yaml").returncode == 0
+    assert cli(root, "render", "specs/s.yaml").returncode == 0
     script = root / "fails_first.py"
     script.write_text(FAILS_FIRST.replace("TRAINER", repr(str(TRAINER))))
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
@@ -327,7 +327,7 @@ def test_a_run_whose_supervisor_was_killed_while_its_ranks_work_on_is_running_no
         assert time.monotonic() < deadline, "the trainer outlived its killed supervisor"
         time.sleep(0.05)
     try:
-        shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+        shown = cli(tmp_path, "status", "generated/fake", "--format", "json")
         (row,) = json.loads(shown.stdout)
         assert row["state"] == "RUNNING" and f"still runs (pids [{rank}]: {rank} python" in row["reason"], row
         assert "if that is only a helper" in row["reason"] and "--rerun-failed" in row["reason"], row

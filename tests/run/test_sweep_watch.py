@@ -1,10 +1,15 @@
 """`status` and `cancel` as functions (sweepgen.run.sweep.watch): the runs found wherever `run` was
-started, followed until none is live, the exit code decided below the CLI; cancel with no live run
+started, followed until none is live (woken as a local run's process ends, as `run` following runs
+another `run` holds is), the exit code decided below the CLI; cancel with no live run
 cancels nothing and says so, and a live run of the local executor is left to its terminal."""
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,7 +17,10 @@ import pytest
 from run_support import make_sweep
 
 from sweepgen.errors import UserError
-from sweepgen.run.core.base import RunState, RunStatus, this_host, write_status
+from sweepgen.run.core import registry
+from sweepgen.run.core.base import Decision, RunState, RunStatus, this_host, write_status
+from sweepgen.run.local import liveness
+from sweepgen.run.sweep import grid
 from sweepgen.run.sweep import watch as sweep_watch
 
 
@@ -96,3 +104,57 @@ def test_cancel_signals_no_process_it_cannot_prove_is_the_runs_supervisor(projec
     assert not got
     assert [v.task.name for v in outcome.elsewhere] == ["a"]
     assert outcome.cancelled == 0 and not outcome.nothing_live and outcome.exit_code == 1
+
+
+def test_status_wait_looks_again_as_a_local_runs_process_ends_not_after_its_interval(project, monkeypatch):
+    # the process a local `running` status names (no supervisor marks: an older sweepgen's run)
+    proc = subprocess.Popen(["sleep", "600"])
+    try:
+        ids = {"pid": proc.pid, "host": this_host(), "proc_start": liveness.proc_start_ticks(proc.pid)}
+        _state(project, "a", RunStatus(RunState.RUNNING, "local", ids=ids))
+        shown: list[list[str]] = []
+
+        def slept(_seconds: float) -> None:
+            raise AssertionError("`status --wait` slept its interval out instead of waking at the run's end")
+
+        monkeypatch.setattr(sweep_watch, "time", SimpleNamespace(sleep=slept, monotonic=time.monotonic))
+        threading.Timer(0.2, proc.kill).start()  # the run ends while `status` waits
+        outcome = sweep_watch.status(
+            Path("generated/fake"), wait=True, poll_s=60.0, show=lambda v: shown.append([x.label for x in v])
+        )
+    finally:
+        proc.kill()
+        proc.wait()
+    assert shown[0] == ["RUNNING", "NOT STARTED"] and len(shown) == 2 and shown[1][0] != "RUNNING", shown
+    assert outcome.exit_code == 1  # its process ended with no end recorded: lost
+
+
+class _Quiet:
+    def say(self, line: str) -> None: ...
+    def update(self, live: object) -> None: ...
+
+    @contextlib.contextmanager
+    def following(self, decisions: object) -> Iterator[_Quiet]:
+        yield self
+
+
+def test_run_following_a_run_held_elsewhere_looks_again_as_its_process_ends(project, monkeypatch):
+    # `run` follows a run another `run` started (grid._follow_elsewhere) until it has ended
+    proc = subprocess.Popen(["sleep", "600"])
+    try:
+        ids = {"pid": proc.pid, "host": this_host(), "proc_start": liveness.proc_start_ticks(proc.pid)}
+        _state(project, "a", RunStatus(RunState.RUNNING, "local", ids=ids))
+        task = sweep_watch.locate(Path("generated/fake"), ["a"]).tasks[0]
+        held = Decision(task, start=False, state=RunState.SKIPPED, reason="running elsewhere")
+
+        def slept(_seconds: float) -> None:
+            raise AssertionError("`run` slept its interval out instead of waking at the run's end")
+
+        monkeypatch.setattr(grid, "time", SimpleNamespace(sleep=slept, monotonic=time.monotonic))
+        monkeypatch.setattr(grid, "ELSEWHERE_POLL_S", 60.0)
+        threading.Timer(0.2, proc.kill).start()  # the run ends while `run` follows it
+        out = grid._follow_elsewhere([held], _Quiet(), registry.status_is_alive)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert out["a"].state is RunState.FAILED, out  # its process ended with no end recorded: lost

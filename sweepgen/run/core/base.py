@@ -667,3 +667,12 @@ class Executor(ABC):
     def is_alive(cls, status: RunStatus) -> bool:
         """Whether the process/job a ``running`` status file (written by this executor) names still
         exists. A classmethod: `plan` and `sweepgen status` ask it without starting anything."""
+
+    @classmethod
+    def end_fd(cls, status: RunStatus) -> int | None:
+        """A descriptor that becomes readable once the process a ``running`` status file (written by
+        this executor) names has ended (a pidfd), so one who follows the run from outside (`status
+        --wait`, a `run` following another's runs) looks again at its end, not at its next look;
+        None where the executor cannot tell so (the follower looks again after its interval). The
+        caller closes it. Default: None."""
+        return None

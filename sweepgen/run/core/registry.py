@@ -6,6 +6,8 @@ declared beside, in sweepgen.compile.spec.request.executor_resources, under the 
 from __future__ import annotations
 
 import importlib
+import os
+import select
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -69,6 +71,28 @@ def settle_for_cancel(sweep_dir: Path, tasks: Sequence[RunTask]) -> list[str]:
 def status_is_alive(status: RunStatus) -> bool:
     """Ask the executor that wrote a ``running`` status whether its process/job still exists."""
     return executor_class(status.executor).is_alive(status)
+
+
+def wait_for_an_end(statuses: Sequence[RunStatus], timeout_s: float) -> bool:
+    """Up to ``timeout_s``, woken as soon as a process one of ``statuses`` names ends (Executor.end_fd:
+    a local run's supervisor); False at once where none of them can be watched so, and the caller
+    sleeps its interval (a Slurm job, a run of another machine, statuses of an unknown executor)."""
+    fds: list[int] = []
+    try:
+        for status in statuses:
+            fd = executor_class(status.executor).end_fd(status) if status.executor in NAMES else None
+            if fd is not None:
+                fds.append(fd)
+        if not fds:
+            return False
+        poller = select.poll()  # not select.select: no FD_SETSIZE limit on how many runs
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        poller.poll(max(0, int(timeout_s * 1000)))
+        return True
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def running_note(status: RunStatus) -> str | None:

@@ -335,6 +335,10 @@ class LocalExecutor(Executor):
         return liveness.supervisor_alive(status)
 
     @classmethod
+    def end_fd(cls, status: RunStatus) -> int | None:
+        return liveness.supervisor_end_fd(status)
+
+    @classmethod
     def running_note(cls, status: RunStatus) -> str | None:
         return liveness.leftovers_note(status)
 

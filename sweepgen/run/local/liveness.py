@@ -55,6 +55,24 @@ def _supervisor_process_alive(status: RunStatus) -> bool:
     return not by_supervisor(status) or is_supervisor(pid)
 
 
+def supervisor_end_fd(status: RunStatus) -> int | None:
+    """A pidfd of the supervisor a local ``running`` status names, readable once it has ended, while
+    it lives on this machine; None otherwise (another host, no pid, no pidfd here, gone already, or
+    only its trainer's leftovers run on). Opened first, then its liveness checked: a pid recycled
+    before the open is never watched (one recycled after it names the supervisor that ended)."""
+    pid = status.ids.get("pid")
+    if status.ids.get("host") != this_host() or not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # gone, or no pidfd on this platform or kernel
+        return None
+    if not _supervisor_process_alive(status):
+        os.close(fd)
+        return None
+    return fd
+
+
 def _rebooted_since(status: RunStatus) -> bool:
     """Whether the machine booted again since ``status`` was written (unknown either side: no)."""
     recorded, now = status.ids.get("boot_id"), boot_id()

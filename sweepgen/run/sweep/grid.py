@@ -52,7 +52,13 @@ from sweepgen.run.core.plan.tasks import (
     parse_done_file,
     select,
 )
-from sweepgen.run.core.registry import executor_class, make_executor, running_note, status_is_alive
+from sweepgen.run.core.registry import (
+    executor_class,
+    make_executor,
+    running_note,
+    status_is_alive,
+    wait_for_an_end,
+)
 from sweepgen.run.core.stopping import stop_signals
 from sweepgen.run.core.sweepfile import sweep_state
 from sweepgen.run.core.sweepfile.sweep_state import RunOptions
@@ -436,7 +442,9 @@ def _follow_elsewhere(
             progress.update(out)
             if all(s.state in TERMINAL or s.reason == LET_GO for s in out.values()):
                 return out
-            time.sleep(ELSEWHERE_POLL_S)
+            # woken at once when a supervisor of theirs ends (its run's end is then recorded)
+            if not wait_for_an_end([s for s in out.values() if s.state not in TERMINAL], ELSEWHERE_POLL_S):
+                time.sleep(ELSEWHERE_POLL_S)
 
 
 def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> RunStatus:

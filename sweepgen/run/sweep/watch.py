@@ -18,7 +18,7 @@ from sweepgen.fs import confine, filenames, runfs
 from sweepgen.run.core import registry, runlock
 from sweepgen.run.core.base import RunState, RunStatus, RunTask, read_status
 from sweepgen.run.core.plan.tasks import load_sweep, select
-from sweepgen.run.core.registry import cancel_runs, settle_for_cancel
+from sweepgen.run.core.registry import cancel_runs, settle_for_cancel, wait_for_an_end
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
@@ -152,11 +152,13 @@ def _until_settled(
     show: Callable[[list[RunView]], None],
     poll_s: float,
 ) -> list[RunView]:
-    """The views once none is queued or running, collected (``look``) every ``poll_s``; each
-    collection (the first, ``views``, too) is shown as it comes."""
+    """The views once none is queued or running, collected (``look``) every ``poll_s``, and at once
+    when a local run's supervisor ends (registry.wait_for_an_end: its end is shown as it comes, not
+    up to ``poll_s`` later); each collection (the first, ``views``, too) is shown as it comes."""
     show(views)
     while any(v.live for v in views):
-        time.sleep(poll_s)
+        if not wait_for_an_end([v.status for v in views if v.live and v.status is not None], poll_s):
+            time.sleep(poll_s)
         views = look()
         show(views)
     return views
