@@ -34,6 +34,8 @@ from search_support import sweepgen
 
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, read_status, write_status
+from sweepgen.run.sweep.status import collect
+from sweepgen.run.sweep.watch import locate
 
 # appends one line per start, then works ``sleep`` s and exits 0 (no done file)
 COUNTER = """\
@@ -344,12 +346,16 @@ def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path, b
     assert _shown(tmp_path)["state"] == "CANCELLED"
 
 
-def test_a_lost_run_that_status_recorded_failed_while_it_was_queued_is_still_rerun_once(tmp_path):
+def test_a_lost_run_whose_loss_a_writer_recorded_while_it_was_queued_is_still_rerun_once(
+    tmp_path, monkeypatch
+):
     """`run --rerun-failed --jobs 1`: r1 (its last status `running`, its supervisor gone) is planned
-    to start again and queued behind r0. Meanwhile `sweepgen status` records r1's loss (failed,
-    "lost") in its status file. That is no other process running it: r1 starts once when r0 ends
-    (before: "its status changed since it was planned (...; another process ran it)", never
-    started, exit 1)."""
+    to start again and queued behind r0. Meanwhile `sweepgen status` shows r1 lost and writes
+    nothing (a reading command), and a writer's look (what another `run`'s plan or a `cancel`
+    records) records r1's loss (failed, "lost") in its status file. That is no other process running
+    it: r1 starts once when r0 ends (before: "its status changed since it was planned (...; another
+    process ran it)", never started, exit 1)."""
+
     release = tmp_path / "release"
     make_sweep(tmp_path, {"r0": {"release": str(release)}, "r1": {"release": str(release)}})
     (tmp_path / "waiter.py").write_text(WAITER)
@@ -363,7 +369,11 @@ def test_a_lost_run_that_status_recorded_failed_while_it_was_queued_is_still_rer
         row = next(r for r in json.loads(_status_json(tmp_path)) if r["run"] == "r1")
         assert row["state"] == "FAILED" and "lost" in row["reason"], row
         status = read_status(r1)
-        assert status is not None and status.state is RunState.FAILED, status  # recorded by `status`
+        assert status is not None and status.state is RunState.RUNNING, status  # `status` wrote nothing
+        monkeypatch.chdir(tmp_path)
+        collect(locate(Path("generated/fake"), ("r1",)).tasks, persist=True)  # a writer's look
+        status = read_status(r1)
+        assert status is not None and status.state is RunState.FAILED, status
         release.touch()
         out, err = proc.communicate(timeout=LOADED_S)
     finally:
