@@ -35,10 +35,12 @@ class Watched(LocalExecutor):
     name = "watched"
     observer = "the stand-in scheduler"
     asked: list[str] = []
+    persisted: list[bool] = []
 
     @classmethod
-    def observe(cls, tasks: Sequence[RunTask]) -> list[RunView]:
+    def observe(cls, tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
         cls.asked.extend(t.name for t in tasks)
+        cls.persisted.append(persist)
         return [
             RunView(t, RunStatus(RunState.RUNNING, "watched", reason="as the scheduler says")) for t in tasks
         ]
@@ -62,6 +64,7 @@ def watched(monkeypatch):
     monkeypatch.setitem(registry.EXECUTORS, "watched", f"{__name__}:Watched")
     monkeypatch.setattr(registry, "NAMES", (*registry.NAMES, "watched"))
     Watched.asked = []
+    Watched.persisted = []
     return Watched
 
 
@@ -73,8 +76,11 @@ def test_status_asks_each_executors_observer_through_the_registry(cli_cwd, watch
     write_status(cli_cwd / "runs/fake/b", RunStatus(RunState.FAILED, "local", exit_code=1))
     (cli_cwd / "runs/fake/c").mkdir(parents=True)
     shutil.rmtree(cli_cwd / "runs/fake/c")
-    views = {v.task.name: v for v in sweep_status.collect(load_sweep(Path("generated/fake")).tasks)}
+    tasks = load_sweep(Path("generated/fake")).tasks
+    views = {v.task.name: v for v in sweep_status.collect(tasks, persist=False)}
     assert watched.asked == ["a"]  # only its own runs; the local run is read from its files
+    sweep_status.collect(tasks)  # a writer's look (`run`, `cancel`)
+    assert watched.persisted == [False, True]  # a reader never asks its observer to record
     assert views["a"].status is not None and views["a"].status.reason == "as the scheduler says"
     assert views["b"].label == "FAILED"
     assert views["c"].status is not None and views["c"].status.reason == "its folder is gone"
@@ -94,7 +100,7 @@ def test_a_hung_observer_is_named_and_its_runs_shown_as_their_files_say(cli_cwd,
         time.sleep(30)
         raise AssertionError("not reached in time")
 
-    monkeypatch.setattr(Watched, "observe", classmethod(lambda cls, tasks: hung(tasks)))
+    monkeypatch.setattr(Watched, "observe", classmethod(lambda cls, tasks, persist=True: hung(tasks)))
     views = sweep_status.collect(load_sweep(Path("generated/fake")).tasks, answer_s=0.3)
     assert "the stand-in scheduler did not answer within 0.3 s" in (views[0].note or "")
     assert views[0].label == "RUNNING"
