@@ -361,14 +361,35 @@ def _subfolders(folder: str, dirs: list[str], out_abs: str) -> list[str]:
 
 
 def _matching(folder: str, files: list[str], parts: list[str], prefix: list[str]) -> list[str]:
-    """The regular files (never links) of ``folder``, at ``prefix`` below the walk's start, that
-    the glob segments ``parts`` match."""
+    """The files of ``folder``, at ``prefix`` below the walk's start, that the glob segments
+    ``parts`` match; a match that is a link or not a regular file is refused (``_not_a_spec``):
+    skipped in silence, `check` would pass without checking what the person takes for a spec."""
     out = []
     for name in files:
         full = os.path.join(folder, name)
-        if not os.path.islink(full) and _matches(parts, [*prefix, name]) and os.path.isfile(full):
+        if _matches(parts, [*prefix, name]):
+            _not_a_spec(full)
             out.append(full)
     return out
+
+
+def _not_a_spec(path: str) -> None:
+    """Refuses ``path``, a match of the specs globs, where it is a link (never followed: it can lead
+    outside the project) or not a regular file (a FIFO would hang the read)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return  # removed since the folder was listed: found missing where it is read
+    if stat.S_ISREG(mode):
+        return
+    what = "a symbolic link" if stat.S_ISLNK(mode) else f"not a regular file ({kind_of(mode)})"
+    raise UserError(
+        f"{_shown(path)} matches the specs globs but is {what}: sweepgen never reads a spec through "
+        "a link (one can lead outside the project) and reads only regular files",
+        location=Location(_shown(path)),
+        hint="put the spec file itself there (copy it in place of the link), or move what is there "
+        "out of the specs globs' reach ([tool.sweepgen] specs in pyproject.toml sets them)",
+    )
 
 
 def _shown(path: str) -> str:

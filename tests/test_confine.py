@@ -96,11 +96,31 @@ def test_specs_walk_matches_globs_and_never_follows_links(tmp_path: Path, monkey
     (root / "specs" / ".hidden" / "h.yaml").write_text("x")
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "o.yaml").write_text("x")
-    (root / "specs" / "linked").symlink_to(tmp_path / "outside")
-    (root / "specs" / "l.yaml").symlink_to(tmp_path / "outside" / "o.yaml")
+    (root / "specs" / "linked").symlink_to(tmp_path / "outside")  # a folder link: never entered
     monkeypatch.chdir(root)
     found = settings.load().spec_files()
     assert found == ["specs/a.yaml", "specs/deep/er/b.yaml", "top.sweep.yaml"]
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_a_spec_the_globs_match_that_is_a_link_or_no_regular_file_is_refused_never_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+):
+    """Skipped in silence (as before), `check` passed without checking what the person takes for a
+    spec: a link (never followed: it can lead outside) or a FIFO is named, with what to do."""
+    root = _project(tmp_path, 'specs = ["specs/**/*.yaml"]\n')
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "o.yaml").write_text("x")
+    if kind == "link":
+        (root / "specs" / "l.yaml").symlink_to(tmp_path / "outside" / "o.yaml")
+    else:
+        os.mkfifo(root / "specs" / "l.yaml")
+    monkeypatch.chdir(root)
+    with pytest.raises(UserError) as err:
+        settings.load().spec_files()
+    assert err.value.location is not None and err.value.location.path == "specs/l.yaml"
+    assert ("a symbolic link" if kind == "link" else "not a regular file") in str(err.value)
+    assert err.value.hint
 
 
 def test_specs_walk_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
