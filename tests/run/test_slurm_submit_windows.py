@@ -28,6 +28,8 @@ import pytest
 from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 from slurm_support import cli, start_requeued_now, status_json, wait_until
 
+from sweepgen.run.core.base import read_status
+from sweepgen.run.slurm import executor as slurm_executor
 from sweepgen.run.slurm import query as slurm_query
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
@@ -304,6 +306,19 @@ def _killing_when_seen(tmp: Path, tool: str, pattern: str) -> dict[str, str]:
     return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200"}
 
 
+def _until_slurm_lets_go(run_dir: Path) -> None:
+    """Until squeue no longer holds the run's job alive (as `run` asks it, its cache let go)."""
+    status = read_status(run_dir)
+    assert status is not None
+    deadline = time.monotonic() + LOADED_S
+    while True:
+        slurm_executor._ALIVE_CACHE.clear()
+        if not slurm_executor.SlurmExecutor.is_alive(status):
+            return
+        assert time.monotonic() < deadline, f"Slurm still holds {run_dir.name}'s job alive"
+        time.sleep(0.5)
+
+
 def _shown(sweep: str, want: dict[str, tuple[str, int]]) -> dict[str, dict]:
     """`status` once every run shows its wanted (state, attempt)."""
     return wait_until(
@@ -345,6 +360,9 @@ def test_killed_while_its_jobs_run_then_run_cancel_status_rerun_each_once_the_re
     _shown("k1", {"a": ("FINISHED", 1), "b": ("FAILED", 1), "c": ("CANCELLED", 1)})
     assert [_starts(cwd / "runs/k1" / n) for n in runs] == [1, 1, 1]
     hold_c.unlink()
+    # sacct (what `status` shows) says CANCELLED before squeue lets go of a completing job, whose
+    # processes may still run on the node: `run` rightly holds c "running elsewhere" until then
+    _until_slurm_lets_go(cwd / "runs/k1" / "c")
     rerun = cli(*argv, "--rerun-failed")
     assert rerun.exit_code == 0, rerun.output
     _shown("k1", {"a": ("FINISHED", 1), "b": ("FAILED", 2), "c": ("FINISHED", 2)})
