@@ -112,6 +112,15 @@ while not os.path.exists(config["fake"]["release"]):
 """
 
 
+def start_written(starts: Path) -> bool:
+    """Whether a WAITER's start line is in ``starts`` (written as the file closes: a file that exists
+    may still be empty, and a disk filled then fails the waiter's own write, not what is tested)."""
+    try:
+        return starts.read_text().endswith("\n")
+    except FileNotFoundError:
+        return False
+
+
 def fill_disk(where: Path) -> None:
     """Write zeros into ``where``/filler until the file system under it is full (ENOSPC)."""
     fd = os.open(where / "filler", os.O_WRONLY | os.O_CREAT)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import FAKE_COMMAND, LOADED_S, WAITER, fill_disk, make_sweep, output_of
+from run_support import FAKE_COMMAND, LOADED_S, WAITER, fill_disk, make_sweep, output_of, start_written
 from slurm_support import journal_ids
 
 import sweepgen
@@ -162,7 +162,7 @@ def _held_run(root: Path, release: Path) -> subprocess.Popen[str]:
         text=True,
     )
     deadline = time.monotonic() + LOADED_S
-    while not (root / "runs" / "fake" / "a" / "starts.txt").exists():
+    while not start_written(root / "runs" / "fake" / "a" / "starts.txt"):
         assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
         time.sleep(0.05)
     return proc
@@ -255,7 +255,7 @@ def test_a_slurm_run_that_finishes_after_the_disk_filled_up_is_recorded_finished
         proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
         run = runs / "node" / "n"
         deadline = time.monotonic() + LOADED_S
-        while not (run / "starts.txt").exists():
+        while not start_written(run / "starts.txt"):
             assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
             time.sleep(0.05)
         fill_disk(runs)
