@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -194,18 +195,18 @@ _FIELDS = (
 )  # fmt: skip
 
 
-def _job_request(directives: list[str], folder) -> dict[str, str]:
-    """What the real sbatch made of a script of these directives (submitted held, then cancelled)."""
-    script = folder / "job.sh"
-    script.write_text("#!/bin/bash\n" + "".join(f"#SBATCH {d}\n" for d in directives) + "true\n")
+def _submitted_held(script: Path) -> tuple[subprocess.CompletedProcess[str], str | None, str]:
+    """The real sbatch's answer to ``script`` submitted held (from its folder) and, where it took
+    it, the job's id and `scontrol show job -o` line, the job cancelled then."""
     done = subprocess.run(
         ["sbatch", "--hold", "--parsable", str(script)],
         capture_output=True,
         text=True,
         timeout=60,
-        cwd=folder,
+        cwd=script.parent,
     )
-    assert done.returncode == 0, (directives, done.stderr)
+    if done.returncode != 0:
+        return done, None, ""
     job = done.stdout.strip().split(";")[0]
     try:
         shown = subprocess.run(
@@ -213,6 +214,15 @@ def _job_request(directives: list[str], folder) -> dict[str, str]:
         ).stdout
     finally:
         subprocess.run(["scancel", job], capture_output=True, timeout=60)
+    return done, job, shown
+
+
+def _job_request(directives: list[str], folder) -> dict[str, str]:
+    """What the real sbatch made of a script of these directives (submitted held, then cancelled)."""
+    script = folder / "job.sh"
+    script.write_text("#!/bin/bash\n" + "".join(f"#SBATCH {d}\n" for d in directives) + "true\n")
+    done, job, shown = _submitted_held(script)
+    assert job is not None, (directives, done.stderr)
     # (the default output file is named by the job's id)
     fields = dict(
         part.replace(f"slurm-{job}.", "slurm-%j.").split("=", 1) for part in shown.split() if "=" in part
@@ -298,19 +308,10 @@ def test_a_time_or_size_read_is_what_scontrol_shows(
     read = _sbatch(f"{option}={value}")[option]
     script = tmp_path / "job.sh"
     script.write_text(f"#!/bin/bash\n#SBATCH {option}={value}\ntrue\n")
-    done = subprocess.run(
-        ["sbatch", "--hold", "--parsable", str(script)], capture_output=True, text=True, timeout=60
-    )
-    if done.returncode != 0:  # refused as written: kept as written; refused for its size: no verdict
+    done, job, shown = _submitted_held(script)
+    if job is None:  # refused as written: kept as written; refused for its size: no verdict
         assert "Invalid --" not in done.stderr or read in (value, int(value) if value.isdecimal() else value)
         return
-    job = done.stdout.strip().split(";")[0]
-    try:
-        shown = subprocess.run(
-            ["scontrol", "show", "job", "-o", job], capture_output=True, text=True, timeout=60
-        ).stdout
-    finally:
-        subprocess.run(["scancel", job], capture_output=True, timeout=60)
     fields = dict(part.split("=", 1) for part in shown.split() if "=" in part)
     assert read in (fields[_FIELD[option]], value, int(value) if value.isdecimal() else value), (
         value,
