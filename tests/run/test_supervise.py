@@ -363,10 +363,7 @@ def test_a_supervisor_killed_between_its_trainers_exit_and_the_record_leaves_how
     finally:
         supervisor.kill()
         supervisor.wait()
-    _wait_for("the lock's release", lambda: not runlock.is_held(run))
-    shown_now = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
-    out, err = shown_now.communicate(timeout=60)
-    (row,) = json.loads(out)
+    row = _status_row_once_released(tmp_path, run)
     assert row["state"] == shown and "lost" not in row["reason"], row
     assert "its supervisor died before recording this end" in row["reason"], row
     if code:
@@ -481,10 +478,7 @@ def test_a_supervisor_killed_after_the_done_file_was_written_shows_finished_and_
     finally:
         supervisor.kill()
         supervisor.wait()
-    _wait_for("the lock's release", lambda: not runlock.is_held(run))
-    shown_now = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
-    out, err = shown_now.communicate(timeout=60)
-    (row,) = json.loads(out)
+    row = _status_row_once_released(tmp_path, run)
     assert row["state"] == "FINISHED", row
     assert "summary.json proves it; its supervisor died before recording the run's end" in row["reason"], row
     assert ("its trainer exited 0" in row["reason"]) == (when == "trainer-exited"), row
@@ -493,3 +487,12 @@ def test_a_supervisor_killed_after_the_done_file_was_written_shows_finished_and_
     )
     out, err = again.communicate(timeout=60)
     assert "re-running" not in out, out + err
+
+
+def _status_row_once_released(root, run):
+    """`status --format json`'s one row, once the killed supervisor's lock on ``run`` is let go."""
+    _wait_for("the lock's release", lambda: not runlock.is_held(run))
+    shown_now = _sweepgen(root, "status", "generated/fake", "--format", "json")
+    out, _ = shown_now.communicate(timeout=60)
+    (row,) = json.loads(out)
+    return row
