@@ -8,6 +8,11 @@ Parts (``--part``):
   0-2 sds from the baseline, as noisy or 3 times noisier): what each group's mean interval covers at
   the look its seeds stopped at, at the level now (``sequential.mean_level``, calibrated over the
   schedule's stops), the union bound's before (``sequential.union_mean_level``) and a fixed-n 95%;
+- ``means_rounds``: the same at 3 and 5 seeds a round (3 to 12, 5 to 15, Pocock; 3 to 9, O'Brien-Fleming);
+- ``heavy``: one diverged seed (each seed at -10 with probability 0.1): false verdicts, the
+  difference interval's and each group's mean interval's coverage, 2-5 seeds a side;
+- ``accuracy_means``: a group's mean interval on accuracies near 1 (0.98 over 50 or 200 items) and
+  elsewhere, 2, 3 and 5 seeds: how often there is one, and what it covers;
 - ``best_p``: the best mean's test's calibrated p's, one at a time and in one pass
   (calibrated.p_values): the largest relative difference.
 
@@ -28,13 +33,13 @@ SCHEDULES = ((1, 5, "pocock"), (1, 8, "pocock"), (2, 10, "pocock"), (1, 8, "obf"
 CASES = ((0.0, 1.0), (1.0, 1.0), (2.0, 1.0), (0.0, 3.0), (1.0, 3.0), (2.0, 3.0))  # (effect, arm's sd)
 
 
-def _means(reps: int) -> None:
-    rng = np.random.default_rng(13)
+def _means(reps: int, schedules: tuple[tuple[int, int, str], ...] = SCHEDULES, seed: int = 13) -> None:
+    rng = np.random.default_rng(seed)
     print(
         "schedule | effect (sd) | arm's sd | looks' level | arm: now / union bound / fixed-n 95% | "
         "baseline: now / union bound / fixed-n 95% | arm stopped early"
     )
-    for per_round, top, spending in SCHEDULES:
+    for per_round, top, spending in schedules:
         schedule = sequential.Schedule(per_round=per_round, max_seeds=top, spending=spending)
         level = sequential.mean_level(schedule)
         for effect, spread in CASES:
@@ -60,6 +65,53 @@ def _means(reps: int) -> None:
             )
 
 
+def _means_rounds(reps: int) -> None:
+    """``means`` at 3-5 seeds a round."""
+    _means(reps, ((3, 12, "pocock"), (5, 15, "pocock"), (3, 9, "obf")), seed=14)
+
+
+def _heavy(reps: int) -> None:
+    """One diverged seed: each seed of both groups (alike) at -10 with probability 0.1, else N(0, 1)."""
+    rng = np.random.default_rng(5)
+    truth = 0.1 * -10.0
+    print("seeds | called | difference interval covers 0 | mean interval covers the true mean (-1)")
+    for sizes in ((3, 3), (2, 5), (5, 2), (5, 5), (3, 5)):
+        called = cov_d = n_d = cov_m = n_m = 0
+        for _ in range(reps):
+            groups = []
+            for i, n in enumerate(sizes):
+                v = rng.normal(0, 1, n)
+                v[rng.random(n) < 0.1] = -10.0
+                groups.append((f"g{i}", list(v)))
+            s = stats.compare(groups, baseline="g0", mode="max", seeds_needed=False)
+            c = s.comparisons[0]
+            called += c.verdict in ("better", "worse")
+            if c.low is not None and c.high is not None:
+                n_d += 1
+                cov_d += c.low <= 0 <= c.high
+            for g in s.groups:
+                if g.low is not None and g.high is not None:
+                    n_m += 1
+                    cov_m += g.low <= truth <= g.high
+        print(f"{sizes} | {called / reps:.2%} | {cov_d / max(n_d, 1):.2%} | {cov_m / max(n_m, 1):.2%}")
+
+
+def _accuracy_means(reps: int) -> None:
+    """A group's mean interval on accuracies (binomial over m items / m), clipped to [0, 1]."""
+    rng = np.random.default_rng(7)
+    methods = stats.Methods(bounds=(0.0, 1.0))
+    print("accuracy | items | seeds | has an interval | it covers")
+    for p, m in ((0.98, 50), (0.98, 200), (0.9, 20), (0.5, 20)):
+        for n in (2, 3, 5):
+            cov = have = 0
+            for _ in range(reps):
+                g = stats.group_stats("g", list(rng.binomial(m, p, n) / m), methods)
+                if g.low is not None and g.high is not None:
+                    have += 1
+                    cov += g.low <= p <= g.high
+            print(f"{p} | {m} | {n} | {have / reps:.1%} | {cov / max(have, 1):.2%}")
+
+
 def _best_p(reps: int) -> None:
     rng = np.random.default_rng(31)
     worst = 0.0
@@ -70,7 +122,13 @@ def _best_p(reps: int) -> None:
     print(f"largest relative difference, {6 * reps} p's: {worst:.3g}")
 
 
-PARTS = {"means": _means, "best_p": _best_p}
+PARTS = {
+    "means": _means,
+    "means_rounds": _means_rounds,
+    "heavy": _heavy,
+    "accuracy_means": _accuracy_means,
+    "best_p": _best_p,
+}
 
 
 if __name__ == "__main__":
