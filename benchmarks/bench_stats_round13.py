@@ -9,8 +9,12 @@ Parts (``--part``):
   the look its seeds stopped at, at the level now (``sequential.mean_level``, calibrated over the
   schedule's stops), the union bound's before (``sequential.union_mean_level``) and a fixed-n 95%;
 - ``means_rounds``: the same at 3 and 5 seeds a round (3 to 12, 5 to 15, Pocock; 3 to 9, O'Brien-Fleming);
+- ``fresh``: the calibration's own grid of cases (looks_level) on fresh draws: the level's coverage at
+  its worst and best case, a fixed-n 95%'s worst;
 - ``heavy``: one diverged seed (each seed at -10 with probability 0.1): false verdicts, the
   difference interval's and each group's mean interval's coverage, 2-5 seeds a side;
+- ``paired``: both groups on the same seed list (a shared seed effect): the unpaired test's verdicts
+  and interval;
 - ``accuracy_means``: a group's mean interval on accuracies near 1 (0.98 over 50 or 200 items) and
   elsewhere, 2, 3 and 5 seeds: how often there is one, and what it covers;
 - ``best_p``: the best mean's test's calibrated p's, one at a time and in one pass
@@ -70,6 +74,30 @@ def _means_rounds(reps: int) -> None:
     _means(reps, ((3, 12, "pocock"), (5, 15, "pocock"), (3, 9, "obf")), seed=14)
 
 
+def _fresh(reps: int) -> None:
+    """looks_level's own grid of cases on fresh draws (seed 99, ``reps`` a case): the coverage of the
+    calibrated level at its worst and best case, and a fixed-n 95%'s worst."""
+    from sweepgen.run.report.stats import looks_level
+
+    print("schedule | looks' level | worst case | best case | fixed-n 95%'s worst case")
+    for per_round, top, spending in (*SCHEDULES, (3, 12, "pocock"), (5, 15, "pocock"), (3, 9, "obf")):
+        schedule = sequential.Schedule(per_round=per_round, max_seeds=top, spending=spending)
+        level = sequential.mean_level(schedule)
+        seed, draws = looks_level.SEED, looks_level.DRAWS
+        looks_level.SEED, looks_level.DRAWS = 99, reps
+        try:
+            pivots = looks_level._pivots(schedule)
+        finally:
+            looks_level.SEED, looks_level.DRAWS = seed, draws
+        at, fixed = looks_level._quantiles(level, top), looks_level._quantiles(0.95, top)
+        cover = [float(np.mean(p <= at[n])) for p, n in pivots]
+        worst_fixed = min(float(np.mean(p <= fixed[n])) for p, n in pivots)
+        print(
+            f"{per_round} a round to {top}, {spending} | {level:.2%} | {min(cover):.2%} | {max(cover):.2%} | "
+            f"{worst_fixed:.2%}"
+        )
+
+
 def _heavy(reps: int) -> None:
     """One diverged seed: each seed of both groups (alike) at -10 with probability 0.1, else N(0, 1)."""
     rng = np.random.default_rng(5)
@@ -94,6 +122,29 @@ def _heavy(reps: int) -> None:
                     n_m += 1
                     cov_m += g.low <= truth <= g.high
         print(f"{sizes} | {called / reps:.2%} | {cov_d / max(n_d, 1):.2%} | {cov_m / max(n_m, 1):.2%}")
+
+
+def _paired(reps: int) -> None:
+    """Both groups run the same seed list, the seed's own effect (sd 1) shared, run noise sd 0.3;
+    the arm equal or 0.5 above: the report's unpaired test's verdicts and its interval's coverage."""
+    rng = np.random.default_rng(17)
+    print("seeds | true difference | called | difference interval covers it")
+    for n in (2, 3, 5):
+        for effect in (0.0, 0.5):
+            called = cov = have = 0
+            for _ in range(reps):
+                seed_effect = rng.normal(0, 1, n)
+                base = seed_effect + rng.normal(0, 0.3, n)
+                arm = seed_effect + effect + rng.normal(0, 0.3, n)
+                s = stats.compare(
+                    [("b", list(base)), ("a", list(arm))], baseline="b", mode="max", seeds_needed=False
+                )
+                c = s.comparisons[0]
+                called += c.verdict in ("better", "worse")
+                if c.low is not None and c.high is not None:
+                    have += 1
+                    cov += c.low <= effect <= c.high
+            print(f"{n} | {effect} | {called / reps:.2%} | {cov / max(have, 1):.2%}")
 
 
 def _accuracy_means(reps: int) -> None:
@@ -125,7 +176,9 @@ def _best_p(reps: int) -> None:
 PARTS = {
     "means": _means,
     "means_rounds": _means_rounds,
+    "fresh": _fresh,
     "heavy": _heavy,
+    "paired": _paired,
     "accuracy_means": _accuracy_means,
     "best_p": _best_p,
 }

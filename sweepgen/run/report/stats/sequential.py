@@ -99,8 +99,8 @@ def mean_level(schedule: Schedule) -> float:
     """The level of the t interval of a group mean on the seeds the looks gave it, at every look:
     calibrated jointly over the looks by simulation of the schedule's own stops (looks_level), so
     that at the look its seeds stopped at it covers 95% and not below. The union bound's levels
-    (``union_mean_level``) covered 98.2-99.7%; a fixed-n 95% interval 92-95% (a noisy arm stopped
-    early because its seeds landed far: benchmarks/RESULTS.md §43)."""
+    (``union_mean_level``) covered 98.2-99.7%; a fixed-n 95% interval as little as 92.2% (a noisy arm
+    stopped early because its seeds landed far: benchmarks/RESULTS.md §43)."""
     return looks_level.level(schedule)
 
 
