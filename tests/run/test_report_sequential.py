@@ -313,6 +313,7 @@ def test_the_looks_mean_level_is_calibrated_over_the_stops_not_the_union_bound()
     level = sq.mean_level(schedule)
     assert 0.95 < level < sq.union_mean_level(schedule, 5) - 0.01
     assert sq.mean_level(sq.Schedule(1, 5)) == level  # a function of the schedule: fixed draws
+    assert sq.mean_level(sq.Schedule(3, 3)) == 0.95  # one look: nothing chose the seeds, 95% is exact
     # the simulation it is calibrated on: at the level every case covers 95% (less nothing), while a
     # fixed-n 95% interval misses more than 5% in some case
     pivots = looks_level._pivots(schedule)
