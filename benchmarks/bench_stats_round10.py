@@ -8,7 +8,7 @@ Parts (``--part``):
   the worst case; every group alike; a min-is-better metric; unequal seeds; one group of one run),
   and how often it says so where one group is truly best (its power);
 - ``stopped``: `run --until-decided` (a seed a round, up to 8): the mean interval of each group the
-  looks ran, at ``sequential.mean_level`` (the looks' level), and the fixed-n 95% one it replaced:
+  looks ran, at ``sequential.union_mean_level`` (the looks' level then), and the fixed-n 95% one it replaced:
   their coverage of the arm's and the baseline's true means;
 - ``paired``: every arm runs the same seed list and a seed moves every arm's run alike (a shared seed
   effect, correlation 0.8) or oppositely (-0.8): the report's (unpaired) test's false verdicts, and
@@ -88,9 +88,9 @@ def _stopped(reps: int) -> None:
             arm, base = list(z[1][:na] + effect), list(z[0][:nb])
             for k, (values, truth, level) in enumerate(
                 (
-                    (arm, effect, sequential.mean_level(schedule, na)),
+                    (arm, effect, sequential.union_mean_level(schedule, na)),
                     (arm, effect, stats.LEVEL),
-                    (base, 0.0, sequential.mean_level(schedule, nb)),
+                    (base, 0.0, sequential.union_mean_level(schedule, nb)),
                     (base, 0.0, stats.LEVEL),
                 )
             ):

@@ -7,7 +7,8 @@ Parts (``--part``):
   or another eval noise: verdicts before (the test on the best values) and now
   (compared.no_verdict_at_best: none);
 - ``stopped``: `run --until-decided` (a seed a round up to 8, or two a round up to 10): what the
-  looks' mean intervals (``sequential.mean_level``) cover, the worst of each spending and effect;
+  looks' mean intervals (``sequential.union_mean_level``, the level then) cover, the worst of each
+  spending and effect;
 - ``looks_best``: the best mean's "better than every other group" (winner.sentence) on the seeds
   `run --until-decided` chose: two arms alike, a baseline below them;
 - ``floors``: accuracy over 10-30 items where most seeds score exactly 0 (or 1): false verdicts and
@@ -100,7 +101,7 @@ def _stopped(reps: int) -> None:
                 for k, (values, truth, got) in enumerate(
                     ((list(z[1][:na] + effect), effect, na), (list(z[0][:nb]), 0.0, nb))
                 ):
-                    low, high = stats.t_mean(values, sequential.mean_level(schedule, got))
+                    low, high = stats.t_mean(values, sequential.union_mean_level(schedule, got))
                     covered[k] += low is not None and high is not None and low <= truth <= high
             c = covered / reps
             print(

@@ -149,3 +149,25 @@ def test_a_calibrated_p_asks_scipy_for_few_quantiles(monkeypatch):
     monkeypatch.setattr(special, "stdtrit", counted)
     calibrated.p_value(0.0123, 3, 4)
     assert sum(asked) < 1500
+
+
+def test_the_vectorised_calibrated_p_is_the_loops_and_the_best_test_uses_it(monkeypatch):
+    # verdicts_only (the best mean's test) took each group's calibrated p one at a time; the p's of the
+    # groups that share their seed counts now come from one pass (the grid at every level together,
+    # scipy's bounded search in lockstep): the same numbers as the loop, to 1e-12
+    rng = np.random.default_rng(13)
+    for n1, n2 in ((2, 2), (3, 5), (5, 3)):
+        welch_p = np.concatenate([10 ** rng.uniform(-9, 0, 12), [0.0, 1.0]])
+        loop = np.array([calibrated.p_value(float(p), n1, n2) for p in welch_p])
+        np.testing.assert_allclose(calibrated.p_values(welch_p, n1, n2), loop, rtol=1e-12, atol=0)
+    batches: list[int] = []
+    real = calibrated.p_values
+    monkeypatch.setattr(calibrated, "p_values", lambda p, *n: batches.append(len(p)) or real(p, *n))
+    groups = [(f"g{i}", list(rng.normal(i * 0.8, 1.0, 3))) for i in range(8)]
+    quick = stats.compare(groups, baseline="g7", mode="max", seeds_needed=False, verdicts_only=True)
+    full = stats.compare(groups, baseline="g7", mode="max", seeds_needed=False)
+    assert batches and max(batches) > 1  # several groups' p's in one pass
+    for q, f in zip(quick.comparisons, full.comparisons):
+        assert q.verdict == f.verdict
+        if f.p is not None and f.p < stats.ALPHA:
+            assert q.p == pytest.approx(f.p, rel=1e-12)

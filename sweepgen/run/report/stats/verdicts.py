@@ -298,6 +298,26 @@ def difference_test(
     return "permutation", float(result.pvalue)
 
 
+def _difference_tests(
+    arms: Sequence[tuple[str, Sequence[float]]], base: Sequence[float], test: str, exact_below: float
+) -> list[tuple[str | None, float | None]]:
+    """``difference_test`` of each arm against ``base``; below ``exact_below`` (verdicts only) the
+    calibrated p's of the arms that share their seed counts in one pass (calibrated.p_values: the
+    same numbers, a best-mean test over 50 groups in a fraction of the time)."""
+    if test != "welch" or exact_below >= 1.0:
+        return [difference_test(values, base, test, exact_below) for _, values in arms]
+    out = [difference_test(values, base, test, 0.0) for _, values in arms]  # Welch's own p each
+    batches: dict[tuple[int, int], list[int]] = {}
+    for i, ((_, values), (_, p)) in enumerate(zip(arms, out)):
+        if p is not None and p < exact_below and _var(values) != 0 and _var(base) != 0:
+            batches.setdefault((len(values), len(base)), []).append(i)
+    for (n_arm, n_base), which in batches.items():
+        calibrated_p = calibrated.p_values(_numpy().array([out[i][1] for i in which]), n_arm, n_base)
+        for i, p in zip(which, calibrated_p):
+            out[i] = (CALIBRATED, float(p))
+    return out
+
+
 def smallest_p(test: str, n_arm: int, n_base: int) -> float:
     """The smallest two-sided p the test can give at these group sizes (0 for Welch)."""
     if test == "welch":
@@ -412,7 +432,7 @@ def _comparisons(
     of its own, 0.1 s: 3.5 s of a 50-group best test)."""
     needed, exact_below = how
     verdicts_only = exact_below < 1.0
-    tests = [difference_test(values, base, methods.test, exact_below) for _, values in arms]
+    tests = _difference_tests(arms, base, methods.test, exact_below)
     tested = [i for i, (_, p) in enumerate(tests) if p is not None]
     pvalues = [p for _, p in tests if p is not None]
     adjusted = holm([p for _, p in tests])
