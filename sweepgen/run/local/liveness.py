@@ -385,9 +385,10 @@ def _recorded_home(pid: int, folder: str) -> str | None:
         status = read_status(Path(folder), own_only=True)
     except (OSError, SweepgenError):
         return None
-    if status is None or (status.ids.get("pid"), status.ids.get("proc_start")) != (pid, proc_start_ticks(pid)):
+    ids, started = (status.ids if status is not None else {}), proc_start_ticks(pid)
+    if started is None or (ids.get("pid"), ids.get("proc_start")) != (pid, started):
         return None
-    home = status.ids.get(RUN_DIR)
+    home = ids.get(RUN_DIR)
     return home if isinstance(home, str) else None
 
 
