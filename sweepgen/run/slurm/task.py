@@ -409,8 +409,8 @@ def _finish(where: _Where, status: RunStatus, code: int, stops: _Stops) -> str:
     ended = replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
     _record(where, ended)
     if state is not RunState.FINISHED:
-        # SystemExit is not an Exception: submitit writes no result pickle and Slurm records the
-        # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
+        # the job's exit status: Slurm records it as FAILED (or CANCELLED, when scancel's SIGKILL
+        # comes first)
         sys.exit(code if code and code > 0 else 1)
     return str(state.value)
 
