@@ -277,3 +277,37 @@ def test_an_include_of_a_template_missing_now_renders_and_its_arrival_is_a_chang
     (proj / "templates" / "first.j2").write_text("# first")
     fast, full = both()
     assert fast == full and "stale" in {k for k, _, _ in fast}
+
+
+def _lock_inputs_added(proj: Path, added: dict[str, str]) -> None:
+    """The lock's inputs with ``added`` besides, its digest recomputed (anyone can)."""
+    import re
+
+    from sweepgen.compile.output.lockfile import lock_digest
+
+    path = proj / "generated/demo/sweep.lock.json"
+    text = path.read_text().replace('"inputs": {', '"inputs": {' + json.dumps(added)[1:-1] + ", ", 1)
+    path.write_text(lock_digest.seal(re.sub(r'  "digest": "[0-9a-f]{64}",\n', "", text)))
+
+
+@pytest.mark.parametrize("alias", ["link", "dot"])
+def test_a_lock_naming_one_file_under_many_names_hashes_it_once(proj, monkeypatch, alias):
+    """A lock (a pull request's) may list one large file of the project under any number of names:
+    links to its folder, `./` prefixes. The fast path hashed it again for each: 200 names of a 50 MB
+    file held `check` 39 s, and a 1 GiB lock holds millions. Now each file is hashed once, and a name
+    that is not written as render writes it (normalised) is a mismatch, never hashed."""
+    import hashlib
+    from collections import Counter
+
+    digest = hashlib.sha256((proj / "configs/base.yaml").read_bytes()).hexdigest()
+    if alias == "link":
+        for i in range(40):
+            (proj / f"l{i}").symlink_to("configs")
+        _lock_inputs_added(proj, {f"l{i}/base.yaml": digest for i in range(40)})
+    else:
+        _lock_inputs_added(proj, {"./" * i + "configs/base.yaml": digest for i in range(1, 40)})
+    hashed: Counter[str] = Counter()
+    real = check_fast.file_sha256
+    monkeypatch.setattr(check_fast, "file_sha256", lambda p: hashed.update([p]) or real(p))
+    api.check(["specs/demo.yaml"])
+    assert all(n == 1 for n in hashed.values()), hashed

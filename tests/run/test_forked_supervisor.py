@@ -27,7 +27,10 @@ DEADLINE_S = 60
 # starts one supervisor as the local executor does (lock, job pipe, log), with an "owner lock" open
 # as a controller holds it; prints the supervisor's pid and kind, then hands the job over when told
 DRIVER = """
-import json, os, sys, threading, time, fcntl
+import sys
+if sys.path[:1] == [""]:  # as the `sweepgen` command starts: its own folder first, not the working one
+    del sys.path[0]
+import json, os, threading, time, fcntl
 from pathlib import Path
 from sweepgen.run.core import runlock
 from sweepgen.run.local import forked
@@ -138,7 +141,10 @@ def test_a_forked_supervisor_is_the_supervisor_and_holds_nothing_of_its_parent(t
         _wait_status(run_dir, lambda s: "trainer_pgid" in s.ids)
         assert os.getsid(pid) == pid != os.getsid(proc.pid)  # a session of its own
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        assert argv[1:3] == [b"-m", b"sweepgen.run.local.supervise"] and argv[5] == b"--", argv
+        at = argv.index(b"sweepgen.run.local.supervise")  # after `-P -m` (no working folder on sys.path)
+        assert argv[at - 1] == b"-m" and argv[at + 3] == b"--", argv
+        assert b"-P" in argv[1:at] or sys.version_info < (3, 11), argv
+        argv = [argv[0], *argv[at - 1 :]]  # as the fds below count it: the lock's fd at [3]
         assert liveness.supervises(pid, run_dir)
         fds = _fds(pid)
         # stdin, the log twice and the run's lock (and its own: a pidfd of the trainer, the room kept
@@ -187,6 +193,21 @@ def test_with_a_second_thread_the_supervisor_is_execed_and_records_the_same_end(
         assert status.state is RunState.FAILED and status.exit_code == 3, status
         assert "trained" in (run_dir / "run.log").read_text()
         assert json.loads((run_dir / "sweepgen_status.json").read_text())["ids"]["pid"] == pid
+
+
+def test_an_execed_supervisor_never_imports_a_sweepgen_committed_in_the_working_folder(tmp_path):
+    """`sweepgen run` in a checkout that commits a `sweepgen/` folder: the supervisor it execs (where
+    forking is not safe) ran `python -m sweepgen.run.local.supervise` from the working folder, and
+    Python put that folder first on sys.path: the committed package ran in place of sweepgen. Now it
+    is started with `-P` (as the bundled trainer is), and the installed sweepgen supervises."""
+    canary = tmp_path / "canary"
+    (tmp_path / "sweepgen").mkdir()
+    (tmp_path / "sweepgen" / "__init__.py").write_text(f"open({str(canary)!r}, 'w').close()\n")
+    with _driven(tmp_path, "echo trained; exit 3", thread=True) as (proc, run_dir, _, kind):
+        assert kind == "Popen"
+        _hand_over(proc)
+        status = _recorded_end(proc, run_dir)
+    assert status.exit_code == 3 and not canary.exists(), status
 
 
 def test_a_stop_that_comes_before_the_trainer_exists_never_starts_it(tmp_path):

@@ -41,6 +41,10 @@ def shaped(folder: Path, launcher: str, procs: int, gpus: int = 0) -> None:
 def test_launcher_command_lines():
     argv = ["/venv/bin/python", "-P", "-m", "sweepgen_trainer", "c.yaml"]
     torchrun = launch.launched_argv(RunShape(procs_per_node=2, launcher="torchrun"), argv)
+    # the trainer's -P (no working folder on sys.path) is the launcher's too: a committed `torch/`
+    # or `accelerate/` was imported in place of the installed one as the launcher started
+    assert torchrun[1] == "-P"
+    torchrun = [torchrun[0], *torchrun[2:]]
     assert torchrun[1:10] == [
         "-m",
         "torch.distributed.run",
@@ -54,12 +58,14 @@ def test_launcher_command_lines():
     ]
     assert torchrun[10:] == argv and torchrun[0].endswith("python")
     acc = launch.launched_argv(RunShape(procs_per_node=2, launcher="accelerate"), argv)
-    assert acc[1:3] == ["-m", "accelerate.commands.launch"] and "--multi_gpu" in acc
+    assert acc[1:4] == ["-P", "-m", "accelerate.commands.launch"] and "--multi_gpu" in acc
     assert acc[acc.index("--num_processes") + 1] == "2" and acc[acc.index("--main_process_port") + 1] == "0"
     assert acc[acc.index("--no_python") + 1 :] == argv
     one = launch.launched_argv(RunShape(procs_per_node=1, launcher="accelerate"), argv)
     assert "--multi_gpu" not in one  # one process: accelerate's plain launcher
     assert launch.launched_argv(RunShape(), argv) == argv
+    own = ["/venv/bin/python", "train.py", "-P"]  # a command without -P keeps Python's own rule
+    assert launch.launched_argv(RunShape(procs_per_node=2, launcher="torchrun"), own)[1] == "-m"
 
 
 @pytest.mark.parametrize(

@@ -302,6 +302,45 @@ def test_a_status_forged_in_a_live_runs_folder_never_makes_another_run_look_move
         output_of(first)
 
 
+def test_a_supervisor_whose_lock_records_no_path_is_placed_only_by_its_own_status(tmp_path):
+    """A supervisor started by an older sweepgen holds a lock that records no path (stood in for
+    here by emptying the live lock): where it started could be told only from the status beside it,
+    which whoever writes a shared runs folder can replace. Before, a forged status (a file the
+    folder's other writers could have written: group-writable, as a umask of 002 leaves it) made
+    `run` take another run for moved there and never start it. Now only a status that is this
+    user's own file and names this very supervisor (pid and start time) places it: a real move is
+    still found, a forged claim is not."""
+    from sweepgen.run.local import liveness
+
+    run = tmp_path / "runs" / "fake" / "a"
+    other = tmp_path / "runs" / "fake" / "b"
+    first, _ = _waiting_run(tmp_path)
+    try:
+        os.truncate(run / ".sweepgen.lock", 0)  # the same file, held on: as an older sweepgen left it
+        path = run / "sweepgen_status.json"
+        data = json.loads(path.read_text())
+        pid = data["ids"]["pid"]
+        run.rename(tmp_path / "elsewhere")  # its own status places a real move
+        assert liveness.moved_to(pid, run) == os.path.realpath(tmp_path / "elsewhere")
+        (tmp_path / "elsewhere").rename(run)
+        data["ids"]["run_dir"] = os.path.realpath(other)
+        forged = tmp_path / "forged.json"
+        forged.write_text(json.dumps(data))
+        os.chmod(forged, 0o664)
+        forged.replace(path)
+        assert liveness.moved_to(pid, other) is None
+        assert os.path.join(os.path.realpath(other), ".sweepgen.lock") not in liveness.orphan_locks()
+        os.chmod(path, 0o644)  # the same claim in a file only this user could have written
+        assert liveness.moved_to(pid, other) == os.path.realpath(run)
+        data["ids"]["proc_start"] += 1  # ... naming another process of that pid: not this one
+        forged.write_text(json.dumps(data))
+        forged.replace(path)
+        assert liveness.moved_to(pid, other) is None
+    finally:
+        (tmp_path / "release").touch()
+        output_of(first)
+
+
 def test_a_lock_file_replaced_under_a_waiting_acquirer_keeps_one_holder(tmp_path, monkeypatch):
     """A lock file that is not this user's own is replaced by a new one as it is taken (``acquire``);
     an acquirer that had opened the old file and gets its flock once the old holder lets go must not

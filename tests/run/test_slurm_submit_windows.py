@@ -420,3 +420,47 @@ def test_cancel_killed_as_scancel_returns_leaves_each_run_cancelled_once_and_rer
     assert rerun.exit_code == 0, rerun.output
     _shown("kc", {"a": ("FINISHED", 2), "b": ("FINISHED", 2)})
     assert [_starts(cwd / "runs/kc" / n) for n in runs] == [2, 2]
+
+
+class _Planted:
+    """A pickle that runs a command as it is loaded (what a planted job pickle does on the node)."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self):
+        return (os.system, (self.command,))
+
+
+def test_a_job_pickle_planted_before_the_array_starts_is_never_loaded_on_the_node(cwd, tmp_path, monkeypatch):
+    """Whoever writes the runs root between the submission and the jobs' start replaces each job's
+    `%j_submitted.pkl` (here at `scontrol release`, the last moment before the held array may
+    start). Before, submitit's node program unpickled it: the planted code ran on the node as the
+    person who ran sweepgen (the canary was made) and the run never started. Now the node runs the
+    task from sweepgen's own file, proven by the digest its batch script carries; the pickle is
+    never loaded, and each run runs once."""
+    import pickle
+    import shutil
+
+    _sweep(cwd, "wp")
+    canary = tmp_path / "canary"
+    plant = tmp_path / "plant.pkl"
+    plant.write_bytes(pickle.dumps(_Planted(f"touch {canary}")))
+    bindir = tmp_path / "plant-at-release"
+    bindir.mkdir()
+    real = shutil.which("scontrol")
+    root = cwd / "runs" / "wp" / ".sweepgen_slurm"
+    (bindir / "scontrol").write_text(
+        "#!/bin/bash\n"
+        f'if [ "$1" = release ]; then for f in {root}/*/*_submitted.pkl; do cp {plant} "$f"; done; fi\n'
+        f'exec {real} "$@"\n'
+    )
+    (bindir / "scontrol").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    done = cli("run", "generated/wp", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert done.exit_code == 0, done.output
+    assert len(list(root.glob("*/*_submitted.pkl"))) == len(RUNS)  # planted, as meant
+    ended = {"FINISHED", "FAILED"}
+    rows = wait_until("generated/wp", lambda r: {x["state"] for x in r.values()} <= ended, LOADED_S, "ends")
+    assert not canary.exists(), rows  # the planted code never ran
+    _finished_once(cwd, "wp")

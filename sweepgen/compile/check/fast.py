@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 from dataclasses import dataclass
 
 from sweepgen import __version__
@@ -73,7 +74,38 @@ def trusted(spec_path: str, out_root: str) -> Trust:
         return Trust(spec, None)
 
 
-def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:  # noqa: C901, PLR0912 - each early exit is one reason the fast path must fall back to a full check
+def _inputs_hold(spec: Spec, recorded: lock.Lock, project: str) -> bool:
+    """Whether every input the lock records has the digest it records. The lock is data: the only
+    module ever looked up is the one the spec names as its schema (a lock naming another is a
+    mismatch), and the only files hashed are inside the project, each once, named as render names
+    them (normalised): a lock listing one large file under a million names (`./f`, `././f`, links
+    to it) held `check` for hours, hashing it again for each."""
+    schema = spec.model.schema_ or ""
+    named = "" if schema.endswith(".json") else schema.partition(":")[0]
+    hashed: dict[str, str | None] = {}
+    now: str | None
+    for rel, digest in recorded.inputs.items():
+        if rel.startswith("module:") and imports_disabled():
+            return False  # the full path reports the schema check as skipped, loudly
+        if rel == recorded.spec:
+            now = spec_digest(spec)
+        elif rel.startswith("module:"):
+            if not named or rel != f"module:{named}":
+                return False
+            now = module_identity(named)
+        else:
+            inside = resolve_inside(project, rel) if posixpath.normpath(rel) == rel else None
+            if inside is None:
+                return False
+            if inside not in hashed:
+                hashed[inside] = file_sha256(inside)
+            now = hashed[inside]
+        if now != digest:
+            return False
+    return True
+
+
+def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:  # noqa: C901 - each early exit is one reason the fast path must fall back to a full check
     name = spec.name
     raw = tree.read_regular(lock.LOCK_NAME)
     if raw is None or tree.read_regular(JOURNAL_NAME) is not None:
@@ -86,27 +118,8 @@ def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict 
     project = os.path.dirname(os.path.abspath(out_root))
     if recorded.spec != os.path.relpath(spec.abspath, project).replace(os.sep, "/"):
         return None
-    now: str | None
-    # the lock is data: the only module ever looked up is the one the spec names as its schema (a
-    # lock naming another is a mismatch), and the only files hashed are inside the project
-    schema = spec.model.schema_ or ""
-    named = "" if schema.endswith(".json") else schema.partition(":")[0]
-    for rel, digest in recorded.inputs.items():
-        if rel.startswith("module:") and imports_disabled():
-            return None  # the full path reports the schema check as skipped, loudly
-        if rel == recorded.spec:
-            now = spec_digest(spec)
-        elif rel.startswith("module:"):
-            if not named or rel != f"module:{named}":
-                return None
-            now = module_identity(named)
-        else:
-            inside = resolve_inside(project, rel)
-            if inside is None:
-                return None
-            now = file_sha256(inside)
-        if now != digest:
-            return None
+    if not _inputs_hold(spec, recorded, project):
+        return None
     on_disk: dict[str, str] = dict(tree.walk())
     if any(kind != "file" for kind in on_disk.values()):
         return None  # links, FIFOs, devices: the full comparison reports them as unsafe

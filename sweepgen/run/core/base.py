@@ -232,9 +232,12 @@ def write_json_atomic(path: Path, data: Any) -> None:
     runfs.write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
-def read_status(run_dir: Path) -> RunStatus | None:
+def read_status(run_dir: Path, *, own_only: bool = False) -> RunStatus | None:
+    """The run's status; None when there is none (``own_only``: or when the file is not this user's
+    own, ``runfiles.read_bytes``)."""
     path = run_dir / STATUS_FILE
-    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)  # a FIFO there must not hang `run`
+    # a FIFO there must not hang `run`
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES, own_only=own_only)
     if raw is None:
         return None
     try:

@@ -128,15 +128,18 @@ class RunFileError(ConfigError):
         self.reason = reason
 
 
-def read_bytes(path: Path, *, limit: int) -> bytes | None:
+def read_bytes(path: Path, *, limit: int, own_only: bool = False) -> bytes | None:
     """The bytes of ``path``, None when nothing is there; a link (at the file or at a folder on the
     way, ``runfs``), FIFO, device, folder or a file over ``limit`` bytes is a RunFileError, found
-    without blocking and before reading."""
+    without blocking and before reading. ``own_only``: None also where the file opened is not this
+    user's own (``runfs.is_own``, judged on the descriptor read): its text is then nobody's proof."""
     fd = _open_within(path, limit)
     if fd is None:
         return None
     try:
         info = os.fstat(fd)
+        if own_only and not runfs.is_own(info):
+            return None
         # the whole file in one read when it is as large as it says (chunks joined would hold it
         # twice); a file that grew since is read on in chunks, up to the limit
         chunks, size = [], 0

@@ -46,7 +46,9 @@ from sweepgen.run.local import supervise
 
 MODULE = "sweepgen.run.local.supervise"
 # the exec'd supervisor's command line (the fallback, and what the forked one shows)
-EXEC_PREFIX = (sys.executable, "-m", MODULE)
+# -P: the working folder (a checkout's, where `run` starts) is not put first on sys.path, so a
+# committed `sweepgen/` (or any module the supervisor imports) is never run in place of the library's
+EXEC_PREFIX = (sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", MODULE)
 _STOPS = set(supervise.STOP_SIGNALS)
 _INTERNAL = 70  # the child failed before supervising: the parent records the run's end
 # threads of sweepgen that hold no lock a child could need: the template sandbox's watchdog
@@ -182,7 +184,7 @@ def _child(args: list[str], *, lock_fd: int, job_fd: int, log_fd: int, env: Mapp
         # the stop signals stay blocked through the exec: the supervisor unblocks them once its
         # handlers are in place
         os.execve(args[0], args, dict(env))
-    return supervise.main(args[3:])
+    return supervise.main(args[args.index(MODULE) + 1 :])
 
 
 def _close_all_but(keep: list[int]) -> None:

@@ -67,12 +67,27 @@ def python_of(argv: Sequence[str]) -> str:
     return shutil.which("python") or shutil.which("python3") or "python"
 
 
+def _keeps_folder_off(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` is a Python given ``-P`` (the bundled trainer's command): the working folder
+    (a checkout's) is kept off its sys.path, and off its launcher's (a committed `torch/` would
+    otherwise run in place of the installed one as `python -m torch.distributed.run` starts)."""
+    if not _PYTHON.fullmatch(argv[0].rsplit("/", 1)[-1]):
+        return False
+    for word in argv[1:]:
+        if word == "-P":
+            return True
+        if not word.startswith("-") or word in ("-m", "-c"):
+            return False
+    return False
+
+
 def launched_argv(shape: RunShape, argv: Sequence[str]) -> list[str]:
     """The command line the supervisor starts: ``argv`` itself, or ``argv`` under the launcher."""
     n = str(shape.procs_per_node)
+    python = [python_of(argv), *(["-P"] if _keeps_folder_off(argv) else [])]
     if shape.launcher == "torchrun":
         launcher = ["-m", "torch.distributed.run", "--standalone", "--nnodes", "1", "--nproc-per-node", n]
-        return [python_of(argv), *launcher, "--no-python", "--", *argv]
+        return [*python, *launcher, "--no-python", "--", *argv]
     if shape.launcher == "accelerate":
         multi = ["--multi_gpu"] if shape.procs_per_node > 1 else []  # accelerate's word for DDP, CPU too
         launcher = [
@@ -86,5 +101,5 @@ def launched_argv(shape: RunShape, argv: Sequence[str]) -> list[str]:
             "--main_process_port",
             "0",
         ]  # precision and the rest: the user's accelerate config, as `accelerate launch` reads it
-        return [python_of(argv), *launcher, "--no_python", *argv]
+        return [*python, *launcher, "--no_python", *argv]
     return list(argv)

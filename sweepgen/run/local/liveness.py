@@ -372,16 +372,23 @@ def _started_at(pid: int, target: str) -> str | None:
 def _recorded_home(pid: int, folder: str) -> str | None:
     """The run folder supervisor ``pid`` was started for: as the lock file it holds in ``folder``
     records it (``runlock.record_home``: only this user writes it), else (a lock written by an
-    older sweepgen, or one another user could write) as the status in ``folder`` says."""
+    older sweepgen, or one another user could write) as the status in ``folder`` says, where that
+    status proves it: this user's own file (``runfs.is_own``: nobody else wrote it) naming this very
+    supervisor (its pid and start time). A status anyone else could have written (a shared runs
+    folder's, left group-writable by a umask of 002, or planted) proves nothing: the supervisor is
+    then taken as running the folder it holds, never as moved from where that status says."""
     held = _held_fd(pid, os.path.join(folder, runlock.RUN_LOCK_NAME))
     home = runlock.recorded_home(held) if held is not None else None
     if home is not None:
         return home
     try:
-        status = read_status(Path(folder))
+        status = read_status(Path(folder), own_only=True)
     except (OSError, SweepgenError):
         return None
-    home = status.ids.get(RUN_DIR) if status is not None and status.ids.get("pid") == pid else None
+    ids, started = (status.ids if status is not None else {}), proc_start_ticks(pid)
+    if started is None or (ids.get("pid"), ids.get("proc_start")) != (pid, started):
+        return None
+    home = ids.get(RUN_DIR)
     return home if isinstance(home, str) else None
 
 

@@ -61,6 +61,7 @@ from sweepgen.run.core.plan.trackers import tracker_env
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import RunShape, shape_from_lock
 from sweepgen.run.slurm import launch, ownership
+from sweepgen.run.slurm import node_tasks as task_files
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.journal import JOURNAL, read_journal, submitted_as
 from sweepgen.run.slurm.journal import submission_lock as _submission_lock
@@ -311,11 +312,14 @@ class SlurmExecutor(Executor):
             )
 
     def _submit(self, tasks: Sequence[RunTask]) -> None:
-        import submitit
-
         cwd = os.getcwd()
         submitted, previous_of, node_tasks = self._node_tasks(tasks, cwd)
-        ex = submitit.SlurmExecutor(folder=self.root / "%j", python=shlex.quote(sys.executable))
+        # what each job runs is read on the node as data whose digest its batch script carries,
+        # never submitit's pickle (node_tasks.py)
+        tasks_file, digest = task_files.write(self.root, [t.to_json() for t in node_tasks])
+        ex = _executor_running(task_files.command(tasks_file, digest))(
+            folder=self.root / "%j", python=shlex.quote(sys.executable)
+        )
         ex.update_parameters(**self._submitit_parameters(len(tasks)))
         from submitit.core.utils import FailedJobError, FailedSubmissionError
 
@@ -896,6 +900,19 @@ JOB_PREFIX = ownership.JOB_PREFIX  # every job sweepgen submits is named so (job
 def job_name(lock: Lock, sweep_dir: Path | str) -> str:
     sweep = lock.sweep or Path(sweep_dir).name
     return JOB_PREFIX + re.sub(r"[^A-Za-z0-9._-]", "_", sweep)
+
+
+def _executor_running(command: str) -> type[Any]:
+    """submitit's SlurmExecutor, its jobs' command ``command`` (node_tasks.command) instead of
+    submitit's own node program, which unpickles the job's file from the runs root."""
+    import submitit
+
+    class NoPickleExecutor(submitit.SlurmExecutor):
+        @property
+        def _submitit_command_str(self) -> str:
+            return command
+
+    return NoPickleExecutor
 
 
 def _need_submitit() -> None:

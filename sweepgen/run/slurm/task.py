@@ -1,6 +1,9 @@
 """What one Slurm array task runs on the compute node: the run's command, with its status kept.
 
-submitit pickles ``run_on_node`` with a ``NodeTask`` and calls it inside the allocation. It is the
+Each array task runs ``python -m sweepgen.run.slurm.task FILE SHA256`` (``main``): its ``NodeTask``
+is read as data from the node tasks file ``run`` wrote, proven by the digest the batch script
+carries (node_tasks.py; submitit's own pickle is never loaded), and ``run_on_node`` runs it inside
+the allocation. It is the
 node-side twin of the local executor's child handling: it appends the run's output to ``run.log``,
 writes ``sweepgen_status.json`` when the run starts and when it ends, and turns Slurm's signals
 into states a user can act on:
@@ -24,11 +27,11 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import FrameType
-from typing import IO
+from typing import IO, Any
 
 from sweepgen.errors import SweepgenError
 from sweepgen.fs import runfs
@@ -48,12 +51,12 @@ from sweepgen.run.core.base import (
 from sweepgen.run.core.shape import RunShape
 from sweepgen.run.logs import trainer_states
 from sweepgen.run.logs.progress import ATTEMPT_MARK
-from sweepgen.run.slurm import journal, launch, query, ranks
+from sweepgen.run.slurm import journal, launch, node_tasks, query, ranks
 
 
 @dataclass(frozen=True)
 class NodeTask:
-    """Everything the node needs, as plain data (it travels in submitit's pickle)."""
+    """Everything the node needs, as plain data (it travels as JSON: node_tasks.py)."""
 
     name: str
     argv: tuple[str, ...]
@@ -63,6 +66,25 @@ class NodeTask:
     env: dict[str, str] = field(default_factory=dict)
     # several processes or nodes (launch.py); None: the one process per job runs always were
     shape: RunShape | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["status"] = self.status.to_json()
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, path: Path) -> NodeTask:
+        """The task ``to_json`` wrote (its file's digest already proven: node_tasks.load)."""
+        shape = data.get("shape")
+        return cls(
+            name=str(data["name"]),
+            argv=tuple(str(a) for a in data["argv"]),
+            cwd=str(data["cwd"]),
+            run_dir=str(data["run_dir"]),
+            status=RunStatus.from_json(data["status"], path=path),
+            env={str(k): str(v) for k, v in data.get("env", {}).items()},
+            shape=RunShape(**shape) if shape is not None else None,
+        )
 
 
 def _slurm_ids() -> dict[str, object]:
@@ -387,8 +409,8 @@ def _finish(where: _Where, status: RunStatus, code: int, stops: _Stops) -> str:
     ended = replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
     _record(where, ended)
     if state is not RunState.FINISHED:
-        # SystemExit is not an Exception: submitit writes no result pickle and Slurm records the
-        # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
+        # the job's exit status: Slurm records it as FAILED (or CANCELLED, when scancel's SIGKILL
+        # comes first)
         sys.exit(code if code and code > 0 else 1)
     return str(state.value)
 
@@ -512,3 +534,28 @@ def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int
 
 # the shared rule (base.run_outcome), under the name the node side always used
 outcome = run_outcome
+
+
+def main(argv: Sequence[str]) -> int:
+    """The node program: ``FILE SHA256`` (node_tasks.command). The task at this job's array index,
+    read as data once the file's digest is the one given, is run; anything else is said on stderr
+    (the job's log) and nothing runs (exit 3)."""
+    if len(argv) != 2:
+        print(f"sweepgen: usage: python -m {node_tasks.MODULE} FILE SHA256", file=sys.stderr, flush=True)
+        return 2
+    path = Path(argv[0])
+    try:
+        index = node_tasks.array_index(os.environ)
+        task = NodeTask.from_json(node_tasks.load(path, argv[1], index), path=path)
+    except SweepgenError as err:
+        print(f"sweepgen: {err.format()}", file=sys.stderr, flush=True)
+        return 3
+    except (ValueError, KeyError, TypeError) as err:  # proven, yet not a task: another sweepgen's file
+        print(f"sweepgen: {path}: not a node task ({err!r}); nothing was run", file=sys.stderr, flush=True)
+        return 3
+    run_on_node(task)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
