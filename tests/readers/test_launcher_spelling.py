@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from diff_support import line_changes
 
 from sweepgen.readers.launch import cmdline
 from sweepgen.readers.launch.launcher_spelling import SHORT_TO_LONG, respell
@@ -134,3 +135,40 @@ def test_one_option_two_names_is_no_change(spellings):
 )
 def test_the_twins_still_compare_their_values(old, new):
     assert _launcher(f"{old} train.py") != _launcher(f"{new} train.py")
+
+
+# (launch line, launch line): torchrun's argparse (allow_abbrev) reads a long option by any start
+# of it that begins one of its strings only; the two orders give the last value, 8 or 4
+_ABBREVIATED = [
+    ("torchrun --nproc-per-node 4 --nproc-per 8", "torchrun --nproc-per 8 --nproc-per-node 4"),
+    ("torchrun --nnodes 2 --nnode 3", "torchrun --nnode 3 --nnodes 2"),
+    ("torchrun --nnode=2 --max-r 3 --stand", "torchrun --nnodes 2 --max-restarts=3 --standalone"),
+    ("torchrun --nproc 8", "torchrun --nproc-per-node 8"),  # ambiguous: torchrun refuses the first
+    ("accelerate launch --num_proc 4", "accelerate launch --num_processes 4"),  # allow_abbrev=False
+]
+
+
+def test_an_abbreviated_torchrun_option_is_the_option_it_begins(tmp_path):
+    same = [line_changes(f"{a} train.py", f"{b} train.py", tmp_path) == [] for a, b in _ABBREVIATED]
+    assert same == [False, False, True, False, False]
+
+
+@pytest.mark.train
+def test_abbreviations_read_as_the_installed_torchrun_reads_them(tmp_path):
+    from torch.distributed.run import get_args_parser  # torch: only in the train lane
+
+    from sweepgen.readers.launch.launcher_spelling import ABBREVIATED
+
+    parser = get_args_parser()
+    strings = {s for a in parser._actions for s in a.option_strings if s.startswith("--")}
+    assert ABBREVIATED["torchrun"] == strings and parser.allow_abbrev
+
+    def parsed(line: str) -> object:
+        try:
+            return vars(parser.parse_args([*line.split()[1:], "train.py"]))
+        except SystemExit:
+            return "refused"
+
+    for one, two in _ABBREVIATED[:4]:
+        equal = parsed(one) == parsed(two) != "refused"
+        assert (line_changes(f"{one} train.py", f"{two} train.py", tmp_path) == []) == equal, (one, two)
