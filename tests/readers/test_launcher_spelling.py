@@ -172,3 +172,12 @@ def test_abbreviations_read_as_the_installed_torchrun_reads_them(tmp_path):
     for one, two in _ABBREVIATED[:4]:
         equal = parsed(one) == parsed(two) != "refused"
         assert (line_changes(f"{one} train.py", f"{two} train.py", tmp_path) == []) == equal, (one, two)
+
+
+def test_deepspeed_reads_its_runners_abbreviations_and_autotuning_value(tmp_path):
+    # deepspeed's runner (runner.py, not installed here: its source's table) is a plain argparse
+    # parser: `--num_node 3` is `--num_nodes 3`, and `--autotuning` takes `tune` or `run`
+    one, two = "deepspeed --num_nodes 2 --num_node 3", "deepspeed --num_node 3 --num_nodes 2"
+    assert line_changes(f"{one} train.py", f"{two} train.py", tmp_path)
+    assert line_changes("deepspeed --num_gp 2 train.py", "deepspeed --num_gpus 2 train.py", tmp_path) == []
+    assert _launcher("deepspeed --autotuning run train.py --lr 1") == {"deepspeed": {"--autotuning": "run"}}

@@ -51,8 +51,9 @@ _OVERRIDE = re.compile(r"(\+\+|\+|~)?([A-Za-z_$][\w\-$]*(?:[./@][\w\-$]+)*)(?:=(
 # is itself a flag or names a program.
 _LAUNCHERS: dict[str, set[str]] = {
     "torchrun": {"--standalone", "--no-python", "--run-path", "--virtual-local-rank", "--help"},
+    # (`--autotuning` takes `tune` or `run`: runner.py, commit 2d991ba)
     "deepspeed": {"--no_python", "--no_local_rank", "--force_multi", "--save_pid", "--no_ssh",
-                  "--no_ssh_check", "--bind_cores_to_rank", "--autotuning"},
+                  "--no_ssh_check", "--bind_cores_to_rank", "--elastic_training", "--help"},
     "accelerate launch": {"--cpu", "--debug", "--downcast_bf16", "--dynamo_use_dynamic",
                           "--dynamo_use_fullgraph", "--dynamo_use_regional_compilation",
                           "--enable_cpu_affinity", "--help", "--fp8_use_autocast_during_eval",

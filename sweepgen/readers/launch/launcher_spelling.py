@@ -31,7 +31,17 @@ _TORCHRUN_LONG = frozenset({
     "--signals-to-handle", "--signals_to_handle", "--standalone", "--start-method", "--start_method",
     "--tee", "--virtual-local-rank", "--virtual_local_rank",
 })  # fmt: skip
-ABBREVIATED = {"torchrun": _TORCHRUN_LONG}
+# deepspeed's runner (deepspeed/launcher/runner.py, github.com/deepspeedai/DeepSpeed commit 2d991ba;
+# not installed here, so read from its source, not held to it) is a plain ArgumentParser, which
+# takes abbreviations too: `--num_node 2` is `--num_nodes 2`
+_DEEPSPEED_LONG = frozenset({
+    "--account", "--autotuning", "--bind_core_list", "--bind_cores_to_rank", "--comment",
+    "--elastic_training", "--enable_each_rank_log", "--exclude", "--force_multi", "--help", "--hostfile",
+    "--include", "--launcher", "--launcher_args", "--master_addr", "--master_port", "--max_elastic_nodes",
+    "--min_elastic_nodes", "--module", "--no_local_rank", "--no_python", "--no_ssh", "--no_ssh_check",
+    "--node_rank", "--num_accelerators", "--num_gpus", "--num_nodes", "--save_pid", "--ssh_port",
+})  # fmt: skip
+ABBREVIATED = {"torchrun": _TORCHRUN_LONG, "deepspeed": _DEEPSPEED_LONG}
 
 # launcher -> (the separator its options are respelled from, the one they are spelled with)
 _SEPARATORS = {"torchrun": ("_", "-"), "accelerate launch": ("-", "_")}
