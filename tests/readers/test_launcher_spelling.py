@@ -181,3 +181,30 @@ def test_deepspeed_reads_its_runners_abbreviations_and_autotuning_value(tmp_path
     assert line_changes(f"{one} train.py", f"{two} train.py", tmp_path)
     assert line_changes("deepspeed --num_gp 2 train.py", "deepspeed --num_gpus 2 train.py", tmp_path) == []
     assert _launcher("deepspeed --autotuning run train.py --lr 1") == {"deepspeed": {"--autotuning": "run"}}
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("--learning_rate 1 --learning 2", "--learning 2 --learning_rate 1"),
+        ("--lr-decay 0.5 --lr 1", "--lr 1 --lr-decay 0.5"),
+        ("--lr 1 --lr-decay 0.5", "--lr 1 --lr-decay 0.5 --seed 3"),
+    ],
+)
+def test_a_programs_flag_after_a_longer_one_it_starts_keeps_its_place(one, two, tmp_path):
+    # the oracle: argparse itself (allow_abbrev, its default), for a program with one option of
+    # the longer name: the later value wins, so the two orders may be two runs
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    for name in ("--learning_rate", "--lr-decay", "--seed"):
+        parser.add_argument(name)
+    ran = [vars(parser.parse_args(line.split())) for line in (one, two)]
+    found = line_changes(f"python train.py {one}", f"python train.py {two}", tmp_path)
+    assert bool(found) == (ran[0] != ran[1]), found
+    # a flag written before the longer ones it starts (the usual order) adds no record
+    assert "@flag order" not in _commands_of("python train.py --lr 1 --lr-decay 0.5")
+
+
+def _commands_of(line: str) -> dict:
+    return read_shell(line + "\n").data["commands"]["train.py"]
