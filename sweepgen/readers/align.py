@@ -31,15 +31,21 @@ def signature(value: Any) -> Hashable:
         return (type(value), tuple(signature(v) for v in value))
     if isinstance(value, (set, frozenset)):
         return (type(value), frozenset(signature(v) for v in value))
-    if isinstance(value, float) and (value == 0.0 or math.isnan(value)):
-        # `-0.0` and `0.0` differ, and `nan` and `-nan`; two NaNs of one sign are equal, as in
-        # diff._floats_equal
-        return (float, repr(value), math.copysign(1.0, value))
+    if isinstance(value, float):
+        return _float_signature(value)
     try:
         hash(value)
     except TypeError:
         return (type(value), repr(value))
     return (type(value), value)
+
+
+def _float_signature(value: float) -> Hashable:
+    """`-0.0` and `0.0` differ, and `nan` and `-nan`; two NaNs of one sign are equal, as in
+    diff._floats_equal."""
+    if value == 0.0 or math.isnan(value):
+        return (float, repr(value), math.copysign(1.0, value))
+    return (float, value)
 
 
 def align(old: Sequence[Any], new: Sequence[Any]) -> list[Pair]:

@@ -309,11 +309,11 @@ def test_gres_given_twice_is_the_last_to_sbatch_and_srun(slurm_cluster, tmp_path
 def test_srun_keeps_the_last_value_and_reads_numbers_as_sbatch_does(slurm_cluster):
     # the oracle: the job srun itself made (its own `scontrol show job`), every LAST_WINS and
     # NUMBERS option of a single-node job given twice
-    given = (
+    given = shlex.split(
         "--time=1 --time=03 -J a -J b --comment=x --comm=y --nice=1 --nice=02 --mem=100 --mem=200 "
         "-N 1 --nodes=01 -n 2 -n 01 --ntasks-per-node=2 --ntasks-per-node=1 --mincpus=2 --mincpus=1 "
         "-c 2 -c 1 --time-min=1 --time-min=2"
-    ).split()
+    )
     script = ["bash", "-c", 'scontrol show job -o "$SLURM_JOB_ID"']
     shown = subprocess.run(["srun", *given, *script], capture_output=True, text=True, timeout=120, check=True)
     fields = dict(part.split("=", 1) for part in shown.stdout.split() if "=" in part)

@@ -32,6 +32,7 @@ Rules, chosen so that equivalent spellings read the same and no change can hide:
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import re
 from typing import Any
@@ -396,6 +397,11 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
     return out, at
 
 
+def _started(seen: list[str], at: int, name: str) -> list[str]:
+    """The names of sorted ``seen`` from ``at`` on that ``name`` starts, itself left out."""
+    return [other for other in itertools.takewhile(lambda o: o.startswith(name), seen[at:]) if other != name]
+
+
 def _note_abbreviation_order(out: dict[str, Any], flags: list[str]) -> None:
     """argparse (allow_abbrev, its default) reads a long flag by any start of its name, so a flag
     given after a longer one it starts (``--learning_rate 1 --learning 2``) may be that option
@@ -407,12 +413,7 @@ def _note_abbreviation_order(out: dict[str, Any], flags: list[str]) -> None:
     after: list[str] = []
     for name in flags:
         at = bisect.bisect_left(seen, name)
-        longer = []
-        for other in seen[at:]:
-            if not other.startswith(name):
-                break
-            if other != name:
-                longer.append(other)
+        longer = _started(seen, at, name)
         if longer:
             after.append(f"{name} after {', '.join(longer)}")
         if at == len(seen) or seen[at] != name:

@@ -17,7 +17,15 @@ from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shell.shellbinds import ANY, bound_names
 from sweepgen.readers.shell.shellsource import sourced_file
 from sweepgen.readers.shell.shellvalues import POSITIONAL, mark_references
-from sweepgen.readers.shell.shellwalk import GROUP_OPENED, ONCE, OPENED, REDIRECTS, Walk, conditional, normalise_value
+from sweepgen.readers.shell.shellwalk import (
+    GROUP_OPENED,
+    ONCE,
+    OPENED,
+    REDIRECTS,
+    Walk,
+    conditional,
+    normalise_value,
+)
 from sweepgen.readers.shell.shellwalk import REPLACED as _REPLACED
 from sweepgen.readers.shell.shellwords import (
     GLOB,

@@ -863,14 +863,21 @@ def _output(state: dict[str, Any], key: str, value: Any) -> None:
     command inside replaces it: bash opened it once."""
     before = state.get(key)
     cell = state.get(GROUP_OPENED, {}).get(key)
-    if isinstance(before, str) and before.startswith(">") and before != value:
-        if cell is None or cell[1] is not before or not cell[0]:
-            state[OPENED] = [*state.get(OPENED, []), before]
-        if cell is not None and cell[1] is before:
-            cell[0] = True
+    opened = isinstance(before, str) and before.startswith(">") and before != value
+    if opened and _first_showing(cell, before):
+        state[OPENED] = [*state.get(OPENED, []), before]
     if cell is not None:
         state[GROUP_OPENED] = {k: v for k, v in state[GROUP_OPENED].items() if k != key}
     state[key] = value
+
+
+def _first_showing(cell: list[Any] | None, before: Any) -> bool:
+    """Whether an output opened before (``before``) shows here: always where this command opened
+    it, only the first time where a compound statement around did (its ``cell``, then marked)."""
+    if cell is None or cell[1] is not before:
+        return True
+    shown, cell[0] = cell[0], True
+    return not shown
 
 
 def _child(node: Any, kind: str) -> Any:
