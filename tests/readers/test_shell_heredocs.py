@@ -76,6 +76,14 @@ PAIRS += [
     ("python t.py 2> a 2> b\nls\n", "python t.py 2> c 2> b\nls\n"),
     ("python t.py > a 1>&2\nls\n", "python t.py 1>&2\nls\n"),
     ("{ python t.py > a; } > log\nls\n", "{ python t.py > a; } > log2\nls\n"),
+    # a redirection with no command is performed all the same: the file created or emptied (it
+    # read as nothing, "no differences")
+    ("echo hi > log\n> log\ncat log\n", "echo hi > log\ncat log\n"),
+    ("> made\nls\n", "ls\n"),
+    (
+        "echo hi > log\nif true; then >> log; fi\ncat log\n",
+        "echo hi > log\nif true; then > log; fi\ncat log\n",
+    ),
 ]
 
 
@@ -127,6 +135,7 @@ def test_a_groups_redirection_shows_once_not_under_each_command(one, two, change
 
 SAME = [
     # spellings bash reads alike
+    ("> log\nls\n", ": > log\nls\n"),
     ("{ cat <<EOF; } > out\nhello\nEOF\n", "cat <<EOF > out\nhello\nEOF\n"),
     ('cat <<E"O"F\n$x\nEOF\n', "cat <<'EOF'\n$x\nEOF\n"),
     ('cat <<"E"OF\n$x\nEOF\n', "cat <<\\EOF\n$x\nEOF\n"),

@@ -574,6 +574,7 @@ class Walk:
         inner = self.inner_redirections(body, state)
         heredoc = self.redirections(node, body, state, inner)
         if body is None:
+            self.bare_redirection(node, when, state, heredoc)
             return
         extra = self.words_among_redirects(node, body)
         if extra is None:
@@ -594,6 +595,16 @@ class Walk:
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         self.statement(body, when, opened_once(redirects, state))
+
+    def bare_redirection(self, node: Any, when: list[str], state: dict[str, Any], heredoc: Any) -> None:
+        """``> log`` (or ``< in``) with no command: bash performs the redirections all the same, the
+        file created or emptied (a missing ``in`` an error), as for ``: > log``, so it is kept as
+        that command (it read as nothing: "no differences" against a script without it)."""
+        data = {k: v for k, v in state.items() if k in _SHOWN or k.startswith("@fd")}
+        if heredoc is not None and "@stdin" not in data:
+            data["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
+        if data:
+            self.store(":", {**data, "@when": " and ".join(when)} if when else data, self.line(node))
 
     def redirected_tail(self, node: Any, body: Any, when: list[str], redirects: dict[str, Any]) -> None:
         """``a | b < f``, ``a && cat <<EOF``: the grammar hangs the redirections on the pipeline or
@@ -823,6 +834,7 @@ _EXPANDING = "@heredoc-expanding"  # a here-document with an expansion, until a 
 
 
 OPENED = "@opened"  # files bash opened for output (created, or emptied) that a later redirection replaced
+_SHOWN = ("@stdin", "@stdout", "@stderr", REPLACED, OPENED)  # what a command's record shows of them
 
 
 # (private to the walk, never in a record) what a compound statement's redirections opened (`{ ...;
