@@ -216,11 +216,11 @@ def _print_text(changes: list[Change], refused: Paths, *, gated: bool) -> None:
 
 def _show(value: Any, type_name: str | None, change: Change) -> str:
     # the readers load when the command runs, not for --help
-    from sweepgen.readers.diff import ABSENT
+    from sweepgen.readers.diff import ABSENT, float_text
 
     if value is ABSENT:
         return "<absent>"
-    text = repr(value)
+    text = float_text(value) if isinstance(value, float) else repr(value)
     # name the types when they are what changed, so 1 -> 1.0 is not a puzzle
     if change.kind == "type_changed":
         text += f" ({type_name})"

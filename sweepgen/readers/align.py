@@ -12,6 +12,7 @@ align cheaply is paired by position instead, which is never wrong, only noisier.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -30,13 +31,21 @@ def signature(value: Any) -> Hashable:
         return (type(value), tuple(signature(v) for v in value))
     if isinstance(value, (set, frozenset)):
         return (type(value), frozenset(signature(v) for v in value))
-    if isinstance(value, float) and value == 0.0:
-        return (float, repr(value))  # `-0.0` and `0.0` differ, as in diff._floats_equal
+    if isinstance(value, float):
+        return _float_signature(value)
     try:
         hash(value)
     except TypeError:
         return (type(value), repr(value))
     return (type(value), value)
+
+
+def _float_signature(value: float) -> Hashable:
+    """`-0.0` and `0.0` differ, and `nan` and `-nan`; two NaNs of one sign are equal, as in
+    diff._floats_equal."""
+    if value == 0.0 or math.isnan(value):
+        return (float, repr(value), math.copysign(1.0, value))
+    return (float, value)
 
 
 def align(old: Sequence[Any], new: Sequence[Any]) -> list[Pair]:

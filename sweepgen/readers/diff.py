@@ -225,6 +225,8 @@ def _tagged(value: Any) -> Any:
         return (tuple, tuple(_tagged(v) for v in value))
     if isinstance(value, frozenset):
         return (frozenset, frozenset(_tagged(v) for v in value))
+    if isinstance(value, float) and math.isnan(value):
+        return (float, float_text(value))  # NaN is not equal to itself; its sign tells two apart
     return (type(value), value)
 
 
@@ -253,12 +255,22 @@ def _scalars_equal(a: Any, b: Any) -> bool:
 
 
 def _floats_equal(a: float, b: float) -> bool:
-    """``==``, except that NaN equals NaN (the same value read twice is no change) and ``-0.0`` is
-    not ``0.0``: a program that reads either computes alike but prints and names them apart
-    (``f"lr{lr}"`` is ``lr-0.0``), and ``1 / x`` and ``copysign`` tell them apart."""
-    if math.isnan(a) and math.isnan(b):
-        return True
+    """``==``, except that NaN equals NaN of the same sign (the same value read twice is no change)
+    and ``-0.0`` is not ``0.0``: a program that reads either computes alike but prints and names
+    them apart (``f"lr{lr}"`` is ``lr-0.0``), and ``1 / x`` and ``copysign`` tell them apart. So
+    does ``copysign`` a NaN's sign (TOML's ``-nan``, Python's ``float("-nan")``), which
+    ``tomllib`` and ``float`` keep: ``nan`` and ``-nan`` differ, ``nan`` and ``+nan`` do not."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b) and math.copysign(1.0, a) == math.copysign(1.0, b)
     return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+def float_text(value: float) -> str:
+    """``repr``, except that a NaN with its sign bit set is ``-nan`` (Python prints both as
+    ``nan``, so ``nan -> nan`` would hide what changed)."""
+    if math.isnan(value) and math.copysign(1.0, value) < 0:
+        return "-nan"
+    return repr(value)
 
 
 def _mappings_equal(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
@@ -408,5 +420,5 @@ def _jsonable_leaf(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
+        return value if math.isfinite(value) else float_text(value)
     return repr(value)

@@ -69,3 +69,30 @@ def test_a_singularityce_switch_respelled_is_no_change_and_the_program_inside_is
     base = "singularity exec --oci --data=d.sif img.sif python t.py --lr 1"
     assert line_changes(base, base.replace("--data=d.sif", "--data d.sif"), tmp_path) == []
     assert line_changes(base, base.replace("--lr 1", "--lr 2"), tmp_path) == ['commands["t.py"].--lr']
+
+
+@pytest.mark.parametrize(
+    ("options", "read"),
+    [
+        # apptainer's own newest table (action_flags.go at 917d665, the flags registered for exec)
+        ("--sharens --no-pid", {"--sharens": True, "--no-pid": True}),
+        ("--compat32 --intel-hpu", {"--compat32": True, "--intel-hpu": True}),
+        (
+            "--device nvidia.com/gpu=all --cdi-dirs /etc/cdi",
+            {"--device": "nvidia.com/gpu=all", "--cdi-dirs": "/etc/cdi"},
+        ),
+        ("--netns-path /run/netns/a --no-env HOME", {"--netns-path": "/run/netns/a", "--no-env": "HOME"}),
+        # SingularityCE's switch, read as the switch it is (apptainer itself refuses it)
+        ("--oci --nv", {"--oci": True, "--nv": True}),
+    ],
+)
+def test_apptainer_options_of_its_newest_table_are_peeled(options, read, tmp_path):
+    command = _commands(f"apptainer exec {options} img.sif python t.py --lr 1")["t.py"]
+    assert command["--lr"] == 1 and command["@launcher"]["apptainer exec"] == {**read, "@image": "img.sif"}
+    base = f"apptainer exec {options} img.sif python t.py --lr 1"
+    assert line_changes(base, base.replace("--lr 1", "--lr 2"), tmp_path) == ['commands["t.py"].--lr']
+    flag = options.split()[0]
+    removed = f"{flag} {read[flag]}" if read[flag] is not True else flag
+    assert line_changes(base, base.replace(removed, ""), tmp_path) == [
+        f'commands["t.py"].@launcher["apptainer exec"].{flag}'
+    ]

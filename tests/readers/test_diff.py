@@ -7,6 +7,7 @@ import datetime as dt
 import math
 
 import pytest
+from diff_support import compared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -135,6 +136,48 @@ def test_nan_equals_nan_and_ref_differs_from_str():
     assert diff({"x": math.nan}, {"x": math.nan}) == []
     (change,) = diff({"x": Ref("torch.bfloat16")}, {"x": "torch.bfloat16"})
     assert (change.old_type, change.new_type) == ("ref", "str")
+
+
+@pytest.mark.parametrize(
+    ("one", "two", "suffix"),
+    [
+        ("a = nan\n", "a = -nan\n", ".toml"),
+        ("a = [+nan, 1]\n", "a = [-nan, 1, 2]\n", ".toml"),
+        ('a = float("nan")\n', 'a = float("-nan")\n', ".py"),
+        ("a = nan\n", "a = +nan\n", ".toml"),
+        ("a = inf\n", "a = +inf\n", ".toml"),
+        ('{"a": NaN}', '{"a": NaN}', ".json"),
+        ("a: .nan\n", "a: .NaN\n", ".yaml"),
+    ],
+)
+def test_a_nan_sign_is_a_change_where_the_reading_program_can_tell(one, two, suffix, tmp_path):
+    # the oracle: what the program gets from tomllib / json / PyYAML / Python itself, and whether
+    # `math.copysign` (or `==`) tells the two apart; `nan` and `-nan` were "no differences"
+    import json
+
+    import tomllib
+    import yaml
+
+    def loaded(text):
+        if suffix == ".toml":
+            return tomllib.loads(text)["a"]
+        if suffix == ".json":
+            return json.loads(text)["a"]
+        if suffix == ".yaml":
+            return yaml.safe_load(text)["a"]
+        scope: dict[str, object] = {}
+        exec(text, scope)  # the test's own literal config, in the test only
+        return scope["a"]
+
+    def observed(value):
+        values = value if isinstance(value, list) else [value]
+        return [(repr(v), math.copysign(1.0, v)) for v in values]
+
+    program_tells = observed(loaded(one)) != observed(loaded(two))
+    reported = [c.dotted for c in compared(one, two, suffix, tmp_path).changes]
+    assert bool(reported) == program_tells, reported
+    if suffix == ".toml" and program_tells:
+        assert jsonable(diff(loaded(one), loaded(two))[0].new) == "-nan"
 
 
 def test_a_signed_zero_is_a_change_in_the_walk_and_the_reference():

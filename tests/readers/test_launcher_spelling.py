@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from diff_support import line_changes
 
 from sweepgen.readers.launch import cmdline
 from sweepgen.readers.launch.launcher_spelling import SHORT_TO_LONG, respell
@@ -134,3 +135,76 @@ def test_one_option_two_names_is_no_change(spellings):
 )
 def test_the_twins_still_compare_their_values(old, new):
     assert _launcher(f"{old} train.py") != _launcher(f"{new} train.py")
+
+
+# (launch line, launch line): torchrun's argparse (allow_abbrev) reads a long option by any start
+# of it that begins one of its strings only; the two orders give the last value, 8 or 4
+_ABBREVIATED = [
+    ("torchrun --nproc-per-node 4 --nproc-per 8", "torchrun --nproc-per 8 --nproc-per-node 4"),
+    ("torchrun --nnodes 2 --nnode 3", "torchrun --nnode 3 --nnodes 2"),
+    ("torchrun --nnode=2 --max-r 3 --stand", "torchrun --nnodes 2 --max-restarts=3 --standalone"),
+    ("torchrun --nproc 8", "torchrun --nproc-per-node 8"),  # ambiguous: torchrun refuses the first
+    ("accelerate launch --num_proc 4", "accelerate launch --num_processes 4"),  # allow_abbrev=False
+]
+
+
+def test_an_abbreviated_torchrun_option_is_the_option_it_begins(tmp_path):
+    same = [line_changes(f"{a} train.py", f"{b} train.py", tmp_path) == [] for a, b in _ABBREVIATED]
+    assert same == [False, False, True, False, False]
+
+
+@pytest.mark.train
+def test_abbreviations_read_as_the_installed_torchrun_reads_them(tmp_path):
+    from torch.distributed.run import get_args_parser  # torch: only in the train lane
+
+    from sweepgen.readers.launch.launcher_spelling import ABBREVIATED
+
+    parser = get_args_parser()
+    strings = {s for a in parser._actions for s in a.option_strings if s.startswith("--")}
+    assert ABBREVIATED["torchrun"] == strings and parser.allow_abbrev
+
+    def parsed(line: str) -> object:
+        try:
+            return vars(parser.parse_args([*line.split()[1:], "train.py"]))
+        except SystemExit:
+            return "refused"
+
+    for one, two in _ABBREVIATED[:4]:
+        equal = parsed(one) == parsed(two) != "refused"
+        assert (line_changes(f"{one} train.py", f"{two} train.py", tmp_path) == []) == equal, (one, two)
+
+
+def test_deepspeed_reads_its_runners_abbreviations_and_autotuning_value(tmp_path):
+    # deepspeed's runner (runner.py, not installed here: its source's table) is a plain argparse
+    # parser: `--num_node 3` is `--num_nodes 3`, and `--autotuning` takes `tune` or `run`
+    one, two = "deepspeed --num_nodes 2 --num_node 3", "deepspeed --num_node 3 --num_nodes 2"
+    assert line_changes(f"{one} train.py", f"{two} train.py", tmp_path)
+    assert line_changes("deepspeed --num_gp 2 train.py", "deepspeed --num_gpus 2 train.py", tmp_path) == []
+    assert _launcher("deepspeed --autotuning run train.py --lr 1") == {"deepspeed": {"--autotuning": "run"}}
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("--learning_rate 1 --learning 2", "--learning 2 --learning_rate 1"),
+        ("--lr-decay 0.5 --lr 1", "--lr 1 --lr-decay 0.5"),
+        ("--lr 1 --lr-decay 0.5", "--lr 1 --lr-decay 0.5 --seed 3"),
+    ],
+)
+def test_a_programs_flag_after_a_longer_one_it_starts_keeps_its_place(one, two, tmp_path):
+    # the oracle: argparse itself (allow_abbrev, its default), for a program with one option of
+    # the longer name: the later value wins, so the two orders may be two runs
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    for name in ("--learning_rate", "--lr-decay", "--seed"):
+        parser.add_argument(name)
+    ran = [vars(parser.parse_args(line.split())) for line in (one, two)]
+    found = line_changes(f"python train.py {one}", f"python train.py {two}", tmp_path)
+    assert bool(found) == (ran[0] != ran[1]), found
+    # a flag written before the longer ones it starts (the usual order) adds no record
+    assert "@flag order" not in _commands_of("python train.py --lr 1 --lr-decay 0.5")
+
+
+def _commands_of(line: str) -> dict:
+    return read_shell(line + "\n").data["commands"]["train.py"]

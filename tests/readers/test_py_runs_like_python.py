@@ -4,11 +4,12 @@ by Python itself (the oracle; the programs are generated here, never a user's fi
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
 from diff_support import changes
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sweepgen.readers.compare import compare
@@ -453,3 +454,36 @@ def test_a_lazy_iterator_read_where_it_is_written_is_its_items():
         "e = list(enumerate(a, 1))\nf = [x for x in reversed(a)]\ng = sum(x for x in a)\n"
     )
     assert read_python(source).data == _run(source)
+
+
+_STAR_LINES = ["x = 1", "x = 2", "from starmod import *", "y = x"]
+
+
+@settings(deadline=None, max_examples=25)
+@example(one=["x = 1", "from starmod import *"], two=["from starmod import *", "x = 1"])
+@example(one=["x = 1", "from starmod import *"], two=["x = 1", "from starmod import *", "x = 1"])
+@given(
+    one=st.lists(st.sampled_from(_STAR_LINES), min_size=1, max_size=4),
+    two=st.lists(st.sampled_from(_STAR_LINES), min_size=1, max_size=4),
+)
+def test_a_name_bound_before_a_star_import_is_never_equal_to_one_bound_after(one, two, tmp_path_factory):
+    # the oracle: Python itself with a module `starmod` that binds x (and a name of its own);
+    # `x = 1; from m import *` was "no differences" against `from m import *; x = 1`
+    folder = tmp_path_factory.mktemp("star")
+    (folder / "starmod.py").write_text("x = 3\nz = 4\n")
+    sys.path.insert(0, str(folder))
+    try:
+        ran = []
+        for lines in (one, two):
+            scope: dict[str, Any] = {}
+            source = "\n".join(lines) + "\n"
+            try:
+                exec(compile(source, "<generated>", "exec"), scope)  # the oracle: code generated here
+            except NameError:  # a name read before any binds it: not a config this is about
+                return
+            ran.append({k: v for k, v in scope.items() if not k.startswith("__")})
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("starmod", None)
+    if ran[0] != ran[1]:
+        assert changes("\n".join(one) + "\n", "\n".join(two) + "\n", ".py"), (one, two)

@@ -175,6 +175,10 @@ _flags = st.dictionaries(
     ),
     min_size=1,
     max_size=6,
+).filter(
+    # a flag that starts another may be argparse's abbreviation of it: their order is data
+    # (`@flag order`, tests/readers/test_launcher_spelling.py), so those are not shuffled here
+    lambda flags: not any(a != b and b.startswith(a) for a in flags for b in flags)
 )
 
 

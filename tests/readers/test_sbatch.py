@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -148,6 +149,38 @@ _SBATCH_ALIKE = [
     (["--mem-per-cpu=100", "--mem-per-cpu=200"], ["--mem-per-cpu=200"]),
     (["--chdir=/", "-D /tmp"], ["--chdir=/tmp"]),
     (["--begin=now+1hour", "--begin=now+2hours"], ["--begin=now+2hours"]),
+    # round eighteen: what was kept as a list (noise) is the last value to sbatch as well
+    (["--gres=gpu:0", "--gres=none"], ["--gres=none"]),
+    (["--dependency=afterok:1", "--dependency=singleton"], ["--dependency=singleton"]),
+    (["--exclude=localhost", "--exclude=none", "--tmp=10", "--tmp=20"], ["--exclude=none", "--tmp=20"]),
+    (
+        ["--array=1-2", "--array=1-3", "--delay-boot=10", "--delay-boot=20", "--output=/dev/null"],
+        ["--array=1-3", "--delay-boot=20", "--output=/dev/null"],
+    ),
+    (["--switches=1", "--switches=2", "--network=a", "--network=b"], ["--switches=2", "--network=b"]),
+    (
+        ["--mcs-label=a", "--mcs-label=b", "--exclusive=user", "--exclusive=mcs"],
+        ["--mcs-label=b", "--exclusive=mcs"],
+    ),
+    (
+        ["--cpu-freq=low", "--cpu-freq=high", "--container=a", "--container=b"],
+        ["--cpu-freq=high", "--container=b"],
+    ),
+    (["--bb=a", "--bb=b", "--gpu-freq=low", "--gpu-freq=high"], ["--bb=b", "--gpu-freq=high"]),
+    (
+        ["--gpu-bind=closest", "--gpu-bind=none", "--extra-node-info=1", "--extra-node-info=2"],
+        ["--gpu-bind=none", "--extra-node-info=2"],
+    ),
+    (["--cluster-constraint=a", "--cluster-constraint=b"], ["--cluster-constraint=b"]),
+    # getopt_long takes a long option by the one name it begins: `--comm` is `--comment`
+    (["--comm=x", "--job=ab", "--time-=3"], ["--comment=x", "--job-name=ab", "--time-min=3"]),
+    (["--comment=x", "--comm=y"], ["--comment=y"]),
+]
+# (directives, directives): another job to sbatch, never equal
+_SBATCH_APART = [
+    (["--mail-type=BEGIN", "--mail-type=END"], ["--mail-type=END"]),  # they add up: BEGIN,END
+    # one option, its last value y against x (two keys that were equal as a mapping)
+    (["--comment=x", "--comm=y"], ["--comm=y", "--comment=x"]),
 ]
 # (directive, directive): one time limit or memory request to sbatch, however it is spelled
 _SBATCH_SAME_READING = [
@@ -191,7 +224,9 @@ _SBATCH_OTHER_READING = [
 _FIELDS = (
     "TimeLimit", "TimeMin", "NumNodes", "NumTasks", "CPUs/Task", "MinCPUsNode", "NtasksPerN:B:S:C",
     "Socks/Node", "Nice", "JobName", "Comment", "StdOut", "StdErr", "StdIn", "MinMemoryNode",
-    "MinMemoryCPU", "WorkDir", "ReqB:S:C:T",
+    "MinMemoryCPU", "WorkDir", "ReqB:S:C:T", "TresPerNode", "Dependency", "ExcNodeList", "MinTmpDiskNode",
+    "DelayBoot", "ArrayTaskId", "Switches", "TresBind", "Network", "ClusterFeatures", "MCS_label",
+    "OverSubscribe", "CPU_max_freq", "Container", "BurstBuffer", "TresFreq", "NumCPUs", "MailType",
 )  # fmt: skip
 
 
@@ -248,8 +283,60 @@ def test_an_option_given_again_is_its_last_value_and_a_number_its_value(one, two
     assert _sbatch(one[0]) != _sbatch(*two) or one[0].replace(" ", "=") in two
 
 
+@pytest.mark.slurm
+@pytest.mark.parametrize(("one", "two"), _SBATCH_APART)
+def test_directives_sbatch_submits_apart_are_a_change(one, two, slurm_cluster, tmp_path):
+    assert _job_request(one, tmp_path) != _job_request(two, tmp_path)  # the oracle: the real sbatch
+    assert _sbatch(*one) != _sbatch(*two)
+
+
+@pytest.mark.slurm
+def test_gres_given_twice_is_the_last_to_sbatch_and_srun(slurm_cluster, tmp_path):
+    # the cluster has no GPUs: a request for one is refused, so the first of two is dropped where
+    # the pair is taken, and the last is what is refused
+    for script, taken in (("--gres=gpu:1 --gres=none", True), ("--gres=none --gres=gpu:1", False)):
+        path = tmp_path / "job.sh"
+        path.write_text("#!/bin/bash\n" + "".join(f"#SBATCH {d}\n" for d in script.split()) + "true\n")
+        assert (_submitted_held(path)[1] is not None) == taken, script
+        srun = subprocess.run(
+            ["srun", *script.split(), "true"], capture_output=True, timeout=120, check=False
+        )
+        assert (srun.returncode == 0) == taken, (script, srun.stderr)
+    assert _sbatch("--gres=gpu:1", "--gres=none")["--gres"] == "none"
+
+
+@pytest.mark.slurm
+def test_srun_keeps_the_last_value_and_reads_numbers_as_sbatch_does(slurm_cluster):
+    # the oracle: the job srun itself made (its own `scontrol show job`), every LAST_WINS and
+    # NUMBERS option of a single-node job given twice
+    given = shlex.split(
+        "--time=1 --time=03 -J a -J b --comment=x --comm=y --nice=1 --nice=02 --mem=100 --mem=200 "
+        "-N 1 --nodes=01 -n 2 -n 01 --ntasks-per-node=2 --ntasks-per-node=1 --mincpus=2 --mincpus=1 "
+        "-c 2 -c 1 --time-min=1 --time-min=2"
+    )
+    script = ["bash", "-c", 'scontrol show job -o "$SLURM_JOB_ID"']
+    shown = subprocess.run(["srun", *given, *script], capture_output=True, text=True, timeout=120, check=True)
+    fields = dict(part.split("=", 1) for part in shown.stdout.split() if "=" in part)
+    read = read_shell(shlex.join(["srun", *given, "python", "t.py"]) + "\n").data["commands"]["t.py"]
+    assert read["@launcher"]["srun"] == {
+        "--time": fields["TimeLimit"],
+        "--job-name": fields["JobName"],
+        "--comment": fields["Comment"],
+        "--nice": int(fields["Nice"]),
+        "--mem": fields["MinMemoryNode"],
+        "--nodes": int(fields["NumNodes"]),
+        "--ntasks": int(fields["NumTasks"]),
+        "--ntasks-per-node": 1,
+        "--mincpus": int(fields["MinCPUsNode"]),
+        "--cpus-per-task": int(fields["CPUs/Task"]),
+        "--time-min": fields["TimeMin"],
+    }
+
+
 def test_an_option_slurm_keeps_every_value_of_stays_a_list():
-    assert _sbatch("--gres=gpu:1", "--gres=gpu:2")["--gres"] == ["gpu:1", "gpu:2"]
+    assert _sbatch("--mail-type=BEGIN", "--mail-type=END")["--mail-type"] == ["BEGIN", "END"]
+    assert _sbatch("--gres=gpu:1", "--gres=gpu:2")["--gres"] == "gpu:2"  # the last (held above)
+    assert _sbatch("--nod=1")["--nod"] == 1  # ambiguous to getopt (sbatch refuses it): as written
     assert _sbatch("--job-name=02")["--job-name"] == "02"  # a name, not a number
     assert _sbatch("--nodes=2-04")["--nodes"] == "2-04"  # a range stays as written
 

@@ -76,6 +76,14 @@ PAIRS += [
     ("python t.py 2> a 2> b\nls\n", "python t.py 2> c 2> b\nls\n"),
     ("python t.py > a 1>&2\nls\n", "python t.py 1>&2\nls\n"),
     ("{ python t.py > a; } > log\nls\n", "{ python t.py > a; } > log2\nls\n"),
+    # a redirection with no command is performed all the same: the file created or emptied (it
+    # read as nothing, "no differences")
+    ("echo hi > log\n> log\ncat log\n", "echo hi > log\ncat log\n"),
+    ("> made\nls\n", "ls\n"),
+    (
+        "echo hi > log\nif true; then >> log; fi\ncat log\n",
+        "echo hi > log\nif true; then > log; fi\ncat log\n",
+    ),
 ]
 
 
@@ -90,8 +98,44 @@ def test_scripts_bash_runs_differently_are_never_equal(one, two, tmp_path):
     assert changes(one, two)
 
 
+# (script, script, the one change): a compound statement's output redirection is opened once, for
+# the whole group, whatever the commands inside redirect: it shows once (under the first command
+# that replaces it), never as a change of each command inside
+_GROUP_ONCE = [
+    (
+        "{ python a.py > x; python b.py > y; } > log\nls\n",
+        "{ python a.py > x; python b.py; } > log\nls\n",
+        'commands["b.py"].@stdout',
+    ),
+    (
+        "for i in 1; do python a.py > x; python b.py > y; done > log\nls\n",
+        "for i in 1; do python a.py > x; python b.py > z; done > log\nls\n",
+        'commands["b.py"].@stdout',
+    ),
+    (
+        "{ python a.py; python b.py; } > a > log\nls\n",
+        "{ python a.py; python b.py > y; } > a > log\nls\n",
+        'commands["b.py"].@stdout',
+    ),
+]
+
+
+@needs_bash
+@pytest.mark.parametrize(("one", "two", "change"), _GROUP_ONCE)
+def test_a_groups_redirection_shows_once_not_under_each_command(one, two, change, tmp_path):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    # the oracle: bash creates the group's files in both (`ls`), the one command's output differs
+    seen = [bash_sees(s, tmp_path / d, stub=STUB_STDIN).splitlines() for s, d in ((one, "one"), (two, "two"))]
+    assert [line for line in seen[0] if "log" in line] == [line for line in seen[1] if "log" in line]
+    assert changes(one, two) == [change]
+    # and the group's file is still a change where it is written
+    assert changes(one, one.replace("> log", "> log2"))
+
+
 SAME = [
     # spellings bash reads alike
+    ("> log\nls\n", ": > log\nls\n"),
     ("{ cat <<EOF; } > out\nhello\nEOF\n", "cat <<EOF > out\nhello\nEOF\n"),
     ('cat <<E"O"F\n$x\nEOF\n', "cat <<'EOF'\n$x\nEOF\n"),
     ('cat <<"E"OF\n$x\nEOF\n', "cat <<\\EOF\n$x\nEOF\n"),

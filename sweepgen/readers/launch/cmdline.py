@@ -31,6 +31,8 @@ Rules, chosen so that equivalent spellings read the same and no change can hide:
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 import re
 from typing import Any
@@ -51,8 +53,9 @@ _OVERRIDE = re.compile(r"(\+\+|\+|~)?([A-Za-z_$][\w\-$]*(?:[./@][\w\-$]+)*)(?:=(
 # is itself a flag or names a program.
 _LAUNCHERS: dict[str, set[str]] = {
     "torchrun": {"--standalone", "--no-python", "--run-path", "--virtual-local-rank", "--help"},
+    # (`--autotuning` takes `tune` or `run`: runner.py, commit 2d991ba)
     "deepspeed": {"--no_python", "--no_local_rank", "--force_multi", "--save_pid", "--no_ssh",
-                  "--no_ssh_check", "--bind_cores_to_rank", "--autotuning"},
+                  "--no_ssh_check", "--bind_cores_to_rank", "--elastic_training", "--help"},
     "accelerate launch": {"--cpu", "--debug", "--downcast_bf16", "--dynamo_use_dynamic",
                           "--dynamo_use_fullgraph", "--dynamo_use_regional_compilation",
                           "--enable_cpu_affinity", "--help", "--fp8_use_autocast_during_eval",
@@ -365,6 +368,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
     at: dict[str, int] = {}
     overrides: list[tuple[str, str]] = []  # (prefix, dotted key) of each Hydra override, in order
     spreads: list[tuple[str, int]] = []  # each spread, with how many overrides came before it
+    flags: list[str] = []  # each long flag's name, in order
     i = 0
     while i < len(words):
         word, line = words[i], lines[i]
@@ -378,6 +382,8 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             spreads.append((text, len(overrides)))
             i += 1
         elif is_flag(word):
+            if text.startswith("--"):
+                flags.append(text.partition("=")[0])
             i = _flag(out, at, words, i, where, line)
         else:
             override = _override_or_positional(out, at, word, where, line)
@@ -387,7 +393,33 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             i += 1
     _note_override_order(out, overrides)
     _note_spread_place(out, overrides, spreads)
+    _note_abbreviation_order(out, flags)
     return out, at
+
+
+def _started(seen: list[str], at: int, name: str) -> list[str]:
+    """The names of sorted ``seen`` from ``at`` on that ``name`` starts, itself left out."""
+    return [other for other in itertools.takewhile(lambda o: o.startswith(name), seen[at:]) if other != name]
+
+
+def _note_abbreviation_order(out: dict[str, Any], flags: list[str]) -> None:
+    """argparse (allow_abbrev, its default) reads a long flag by any start of its name, so a flag
+    given after a longer one it starts (``--learning_rate 1 --learning 2``) may be that option
+    given again, the later value winning: such a flag is kept, ``@flag order`` (``--learning after
+    --learning_rate``), so ``--learning 2 --learning_rate 1`` is not the same command. Which flags a
+    program has is in its code: where the two are options of their own this is noise, and a flag
+    written before the longer ones it starts (the usual ``--lr 1 --lr-decay 0.9``) adds none."""
+    seen: list[str] = []  # the names so far, sorted: those a name starts follow it
+    after: list[str] = []
+    for name in flags:
+        at = bisect.bisect_left(seen, name)
+        longer = _started(seen, at, name)
+        if longer:
+            after.append(f"{name} after {', '.join(longer)}")
+        if at == len(seen) or seen[at] != name:
+            seen.insert(at, name)
+    if after:
+        out["@flag order"] = after
 
 
 def _note_spread_place(

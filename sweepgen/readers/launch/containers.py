@@ -17,6 +17,17 @@ ec04331: the flags registered for the action commands; none of them is one of ap
 another kind or shorthand), since ``singularity`` names either. A line with an option a table
 does not hold is not peeled (its words stay the command's, as before): reading an unknown switch
 as taking a value, or the reverse, would take the image for a value or a value for the image.
+
+Round eighteen held apptainer's table to its newest source again (commit 917d665, the flags
+``action_flags.go`` registers for ``exec``, by its ``DefaultValue``: a ``bool`` a switch, anything
+else a value): ``--device``, ``--cdi-dirs``, ``--netns-path`` and ``--no-env`` take a value,
+``--sharens``, ``--no-pid``, ``--compat32`` and ``--intel-hpu`` none. ``--oci`` is SingularityCE's
+switch (its OCI mode); apptainer registers no flag of that name (an ``apptainer`` that is not
+SingularityCE's ``singularity`` refuses it: "unknown flag"), but it is read as the switch it is
+wherever it is written, so the image after it stays the image and the program inside is compared
+as a program; the flag itself shows as a change (added or removed), never as "no differences".
+``--vm*``, ``--authfile``, ``--docker-*``, ``--pem-path``, ``--passphrase`` and ``--no-https``,
+which older releases registered, stay: a script for an older apptainer reads as it ran.
 """
 
 from __future__ import annotations
@@ -28,29 +39,31 @@ Word = Any  # a word of the command: its text, or a part not evaluated (model.No
 
 _APPTAINER_VALUES = {
     "--add-caps": "", "--app": "", "--apply-cgroups": "", "--authfile": "", "--bind": "-B",
-    "--blkio-weight": "", "--blkio-weight-device": "", "--containlibs": "", "--cpu-shares": "",
-    "--cpus": "", "--cpuset-cpus": "", "--cpuset-mems": "", "--cwd": "", "--dns": "",
+    "--blkio-weight": "", "--blkio-weight-device": "", "--cdi-dirs": "", "--containlibs": "",
+    "--cpu-shares": "", "--cpus": "", "--cpuset-cpus": "", "--cpuset-mems": "", "--cwd": "", "--device": "",
+    "--dns": "",
     "--docker-host": "", "--docker-password": "", "--docker-username": "", "--dmtcp-launch": "",
     "--dmtcp-restart": "", "--drop-caps": "", "--env": "", "--env-file": "", "--fusemount": "",
     "--home": "-H", "--hostname": "", "--memory": "", "--memory-reservation": "", "--memory-swap": "",
-    "--mount": "", "--network": "", "--network-args": "", "--no-mount": "", "--overlay": "-o",
+    "--mount": "", "--netns-path": "", "--network": "", "--network-args": "", "--no-env": "",
+    "--no-mount": "", "--overlay": "-o",
     "--pem-path": "", "--pids-limit": "", "--pwd": "", "--scratch": "-S", "--security": "",
     "--tmpdir": "", "--vm-cpu": "", "--vm-ip": "", "--vm-ram": "", "--workdir": "-W",
 }  # fmt: skip
 _APPTAINER_SWITCHES = {
-    "--allow-setuid": "", "--cleanenv": "-e", "--compat": "", "--contain": "-c", "--containall": "-C",
-    "--disable-cache": "", "--docker-login": "", "--fakeroot": "-f", "--ignore-fakeroot-command": "",
-    "--ignore-subuid": "", "--ignore-userns": "", "--ipc": "-i", "--keep-privs": "", "--net": "-n",
-    "--no-eval": "", "--no-home": "", "--no-https": "", "--nohttps": "", "--no-init": "", "--no-nv": "",
-    "--no-privs": "", "--no-rocm": "", "--no-umask": "", "--nv": "", "--nvccli": "",
-    "--oom-kill-disable": "", "--passphrase": "", "--pid": "-p", "--rocm": "", "--underlay": "",
-    "--unsquash": "", "--userns": "-u", "--uts": "", "--vm": "", "--vm-err": "", "--writable": "-w",
-    "--writable-tmpfs": "",
+    "--allow-setuid": "", "--cleanenv": "-e", "--compat": "", "--compat32": "", "--contain": "-c",
+    "--containall": "-C", "--disable-cache": "", "--docker-login": "", "--fakeroot": "-f",
+    "--ignore-fakeroot-command": "", "--ignore-subuid": "", "--ignore-userns": "", "--intel-hpu": "",
+    "--ipc": "-i", "--keep-privs": "", "--net": "-n", "--no-eval": "", "--no-home": "", "--no-https": "",
+    "--nohttps": "", "--no-init": "", "--no-nv": "", "--no-pid": "", "--no-privs": "", "--no-rocm": "",
+    "--no-umask": "", "--nv": "", "--nvccli": "", "--oci": "", "--oom-kill-disable": "", "--passphrase": "",
+    "--pid": "-p", "--rocm": "", "--sharens": "", "--underlay": "", "--unsquash": "", "--userns": "-u",
+    "--uts": "", "--vm": "", "--vm-err": "", "--writable": "-w", "--writable-tmpfs": "",
 }  # fmt: skip
-_SINGULARITYCE_VALUES = {"--cdi-dirs": "", "--data": "", "--device": "", "--netns-path": "", "--proot": ""}
+_SINGULARITYCE_VALUES = {"--data": "", "--proot": ""}
 _SINGULARITYCE_SWITCHES = {
-    "--keep-layers": "", "--no-compat": "", "--no-oci": "", "--no-pid": "", "--no-setgroups": "",
-    "--no-tmp-sandbox": "", "--oci": "", "--sif-fuse": "", "--tmp-sandbox": "",
+    "--keep-layers": "", "--no-compat": "", "--no-oci": "", "--no-setgroups": "", "--no-tmp-sandbox": "",
+    "--sif-fuse": "", "--tmp-sandbox": "",
 }  # fmt: skip
 _ENROOT_VALUES = {"--conf": "-c", "--env": "-e", "--rc": "", "--mount": "-m"}
 _ENROOT_SWITCHES = {"--root": "-r", "--rw": "-w"}

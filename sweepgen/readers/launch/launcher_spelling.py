@@ -12,6 +12,37 @@ each; mpirun (Open MPI, MPICH and Intel MPI alike) reads ``-n`` as ``-np``.
 
 from __future__ import annotations
 
+# torchrun's long option strings, as torch.distributed.run's get_args_parser registers them (both
+# spellings of each; tests/readers/test_launcher_spelling.py holds the list to the installed parser).
+# Its parser takes a long option by any start of it that begins one string only (argparse's
+# allow_abbrev): `--nnode 2` is `--nnodes 2`, `--max-r 3` `--max-restarts 3`; a start of several
+# (`--nproc`: `--nproc-per-node` and `--nproc_per_node`) is refused ("ambiguous option") and kept as
+# written. accelerate's `launch` parser is made with allow_abbrev=False: its starts stay as written.
+_TORCHRUN_LONG = frozenset({
+    "--duplicate-stderr-filters", "--duplicate-stdout-filters", "--duplicate_stderr_filters",
+    "--duplicate_stdout_filters", "--event-log-handler", "--event_log_handler", "--help", "--local-addr",
+    "--local-ranks-filter", "--local_addr", "--local_ranks_filter", "--log-dir", "--log_dir",
+    "--logs-specs", "--logs_specs", "--master-addr", "--master-port", "--master_addr", "--master_port",
+    "--max-restarts", "--max_restarts", "--module", "--monitor-interval", "--monitor_interval",
+    "--nnodes", "--no-python", "--no_python", "--node-rank", "--node_rank", "--nproc-per-node",
+    "--nproc_per_node", "--numa-binding", "--numa_binding", "--rdzv-backend", "--rdzv-conf",
+    "--rdzv-endpoint", "--rdzv-id", "--rdzv_backend", "--rdzv_conf", "--rdzv_endpoint", "--rdzv_id",
+    "--redirects", "--role", "--run-path", "--run_path", "--shutdown-timeout", "--shutdown_timeout",
+    "--signals-to-handle", "--signals_to_handle", "--standalone", "--start-method", "--start_method",
+    "--tee", "--virtual-local-rank", "--virtual_local_rank",
+})  # fmt: skip
+# deepspeed's runner (deepspeed/launcher/runner.py, github.com/deepspeedai/DeepSpeed commit 2d991ba;
+# not installed here, so read from its source, not held to it) is a plain ArgumentParser, which
+# takes abbreviations too: `--num_node 2` is `--num_nodes 2`
+_DEEPSPEED_LONG = frozenset({
+    "--account", "--autotuning", "--bind_core_list", "--bind_cores_to_rank", "--comment",
+    "--elastic_training", "--enable_each_rank_log", "--exclude", "--force_multi", "--help", "--hostfile",
+    "--include", "--launcher", "--launcher_args", "--master_addr", "--master_port", "--max_elastic_nodes",
+    "--min_elastic_nodes", "--module", "--no_local_rank", "--no_python", "--no_ssh", "--no_ssh_check",
+    "--node_rank", "--num_accelerators", "--num_gpus", "--num_nodes", "--save_pid", "--ssh_port",
+})  # fmt: skip
+ABBREVIATED = {"torchrun": _TORCHRUN_LONG, "deepspeed": _DEEPSPEED_LONG}
+
 # launcher -> (the separator its options are respelled from, the one they are spelled with)
 _SEPARATORS = {"torchrun": ("_", "-"), "accelerate launch": ("-", "_")}
 # short options that take a value: argparse reads `-r3`, `-r=3` and `-r 3` alike
@@ -47,7 +78,18 @@ def respell(launcher: str, flag: str) -> str:
     if not flag.startswith("--"):
         return _short_respelled(launcher, flag) if launcher in SHORT_TO_LONG else flag
     name, eq, value = flag.partition("=")
+    name = _unabbreviated(launcher, name)
     if launcher in _SEPARATORS:
         old, new = _SEPARATORS[launcher]
         name = "--" + name[2:].replace(old, new)
     return twins.get(name, name) + eq + value
+
+
+def _unabbreviated(launcher: str, name: str) -> str:
+    """A long option as its parser reads it: ``name`` where it is one of its strings, else the one
+    string it begins, where the parser allows that; a start of several or none, as written."""
+    strings = ABBREVIATED.get(launcher)
+    if strings is None or name in strings:
+        return name
+    matches = [string for string in strings if string.startswith(name)]
+    return matches[0] if len(matches) == 1 else name

@@ -102,10 +102,22 @@ def _long(words: list[Word], i: int, options: Options, takes_next: TakesNext, ou
     if isinstance(word, NotEvaluated) and "$" in name:  # `--$OPT=1`: which option is not known
         out.append((text, word))
         return i + 1
+    name = _unabbreviated(name, options)
     if eq:
         out.append((name, _value(word, attached)))
         return i + 1
     return _long_value(words, i, name, options, takes_next, out)
+
+
+def _unabbreviated(name: str, options: Options) -> str:
+    """``name`` as getopt_long reads it: an option of the table by its own name, else by the one
+    option whose name it begins (``#SBATCH --comm=x`` is ``--comment=x`` to the real sbatch); a
+    prefix of several (sbatch: "option '--nod=1' is ambiguous") or of none keeps its spelling."""
+    known = options.value | options.no_value | options.optional_value
+    if name in known or len(name) < 3:
+        return name
+    matches = [long for long in known if long.startswith(name)]
+    return matches[0] if len(matches) == 1 else name
 
 
 def _long_value(
@@ -168,10 +180,16 @@ def _text(word: Word) -> str:
 # options Slurm reads as one value, the last one given replacing the earlier (slurm_opt.c sets the
 # field each time): `--time=1:00 --time=2:00` is `--time=2:00` (tests/readers/test_sbatch.py holds
 # this to the real sbatch); any other option given again keeps every value, in order
+# (round eighteen, held the same way: `--gres=gpu:1 --gres=none` is taken where `--gres=none
+# --gres=gpu:1` is refused on a cluster without GPUs, by sbatch and srun alike); `--mail-type` is not
+# one: its values add up (`BEGIN` then `END` is `BEGIN,END`), so it stays a list
 LAST_WINS = frozenset({
-    "--begin", "--chdir", "--comment", "--cpus-per-task", "--error", "--input", "--job-name", "--mem",
-    "--mem-per-cpu", "--mincpus", "--nice", "--nodes", "--ntasks", "--ntasks-per-node", "--output",
-    "--time", "--time-min",
+    "--array", "--bb", "--begin", "--chdir", "--cluster-constraint", "--comment", "--container",
+    "--cores-per-socket", "--cpu-freq", "--cpus-per-task", "--delay-boot", "--dependency", "--error",
+    "--exclude", "--exclusive", "--extra-node-info", "--gpu-bind", "--gpu-freq", "--gres", "--input",
+    "--job-name", "--mcs-label", "--mem", "--mem-per-cpu", "--mincpus", "--network", "--nice", "--nodes",
+    "--ntasks", "--ntasks-per-core", "--ntasks-per-node", "--ntasks-per-socket", "--output", "--qos",
+    "--sockets-per-node", "--switches", "--threads-per-core", "--time", "--time-min", "--tmp",
 })  # fmt: skip
 # options whose value Slurm reads as a decimal number (strtol, base 10): `--nodes=02` is 2 nodes, and
 # `--time=05` 5 minutes; a value of other characters (`2-4`, `1:00:00`) stays as written

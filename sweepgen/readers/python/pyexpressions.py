@@ -67,6 +67,7 @@ class Expressions:
         # module names a statement may have rebound (`from m import *`, `exec`): name -> (the value
         # it held then, kept alive so its identity is never another's; what reading it gives)
         self.rebound: dict[str, tuple[Any, NotEvaluated]] = {}
+        self.rebound_writes: dict[str, int] = {}  # ... and how often it had been written then
         self.given = GivenArguments()  # what calls not followed were handed by a name, as then
         # each `if __name__ ...` branch kept as source: (its list, its index there, the values it reads)
         self.pending_script_only: list[tuple[list[Any], int, dict[str, str]]] = []
@@ -126,10 +127,23 @@ class Expressions:
         """After ``stmt`` (``from m import *``, ``exec(...)``), each module name bound so far may hold
         anything: read, it is not evaluated, kept as its name after that statement."""
         after = normalised(stmt)
+        writes = getattr(self.scopes[0], "writes", {})
         for name, value in self.scopes[0].items():
             if not name.startswith("__"):
                 kept = NotEvaluated(f"{name} after {after}", self.filename, stmt.lineno)
                 self.rebound[name] = (value, kept)
+                self.rebound_writes[name] = writes.get(name, 0)
+
+    def still_rebound(self, scope: dict[str, Any]) -> list[str]:
+        """The module names a statement may have rebound (``from m import *``) and the file never
+        bound again after it, each as ``x after from m import *``: what such a name holds at the
+        end may be the module's, so its place before that statement is part of the data."""
+        writes = getattr(scope, "writes", {})
+        return [
+            self.rebound[name][1].source
+            for name in scope
+            if name in self.rebound and writes.get(name, 0) == self.rebound_writes.get(name)
+        ]
 
     def taint_call(self, call: ast.Call) -> None:
         """A call not followed whose result is dropped is run for what it does: its receiver

@@ -57,7 +57,7 @@ class Evaluator(Expressions):
     # module, class and function bodies ---------------------------------------------------------
 
     def module(self, statements: list[ast.stmt]) -> dict[str, Any]:
-        scope: dict[str, Any] = {}
+        scope: dict[str, Any] = ModuleScope()
         rest: list[Any] = []
         self.walrus = {n.target.id for s in statements for n in ast.walk(s) if isinstance(n, ast.NamedExpr)}
         self.statements, self.iterated_views = statements, None
@@ -71,6 +71,9 @@ class Evaluator(Expressions):
         self.given.settle()
         self.settle_script_only()
         out = _scope_data(scope, rest)
+        rebound = self.still_rebound(scope)
+        if rebound:
+            out["__rebound__"] = rebound
         changed = self.changed_by_calls(scope) if self.tainted else []
         if changed:
             out["__changed_by_calls__"] = changed
@@ -578,6 +581,34 @@ def _holds(value: Any, tainted: dict[int, Any]) -> bool:
             seen.add(id(item))
             stack.extend(item.values() if isinstance(item, dict) else item)
     return False
+
+
+class ModuleScope(dict):  # type: ignore[type-arg]
+    """A module's names, counting the writes to each: after ``from m import *`` (or ``exec``) a name
+    bound before it and never bound again may hold what the module bound, whatever value it held
+    (``x = 1; from m import *`` is not ``from m import *; x = 1``, even where ``x = 1`` is bound
+    again to the same object)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: dict[str, int] = {}
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.writes[key] = self.writes.get(key, 0) + 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.writes[key] = self.writes.get(key, 0) + 1
+        super().__delitem__(key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
 
 
 def _scope_data(scope: dict[str, Any], rest: list[Any]) -> dict[str, Any]:

@@ -17,7 +17,15 @@ from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shell.shellbinds import ANY, bound_names
 from sweepgen.readers.shell.shellsource import sourced_file
 from sweepgen.readers.shell.shellvalues import POSITIONAL, mark_references
-from sweepgen.readers.shell.shellwalk import OPENED, REDIRECTS, Walk, conditional, normalise_value
+from sweepgen.readers.shell.shellwalk import (
+    GROUP_OPENED,
+    ONCE,
+    OPENED,
+    REDIRECTS,
+    Walk,
+    conditional,
+    normalise_value,
+)
 from sweepgen.readers.shell.shellwalk import REPLACED as _REPLACED
 from sweepgen.readers.shell.shellwords import (
     GLOB,
@@ -649,6 +657,12 @@ class Reader(Walk):
         for key in ("@stdin", "@stdout", "@stderr", _REPLACED, OPENED):
             if key in state:
                 data[key] = state[key]
+        for cell in state.get(ONCE, ()):  # a group's `> a > b`: shown under its first command
+            if not cell[0]:
+                cell[0] = True
+                data[OPENED] = [*cell[1], *data.get(OPENED, [])]
+        for cell in state.get(GROUP_OPENED, {}).values():  # a group's `> log` it writes to: shown
+            cell[0] = True
         for key, value in state.items():
             if key.startswith("@fd"):
                 data[key] = value

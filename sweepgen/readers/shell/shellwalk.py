@@ -574,6 +574,7 @@ class Walk:
         inner = self.inner_redirections(body, state)
         heredoc = self.redirections(node, body, state, inner)
         if body is None:
+            self.bare_redirection(node, when, state, heredoc)
             return
         extra = self.words_among_redirects(node, body)
         if extra is None:
@@ -593,7 +594,17 @@ class Walk:
             return
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
-        self.statement(body, when, state)
+        self.statement(body, when, opened_once(redirects, state))
+
+    def bare_redirection(self, node: Any, when: list[str], state: dict[str, Any], heredoc: Any) -> None:
+        """``> log`` (or ``< in``) with no command: bash performs the redirections all the same, the
+        file created or emptied (a missing ``in`` an error), as for ``: > log``, so it is kept as
+        that command (it read as nothing: "no differences" against a script without it)."""
+        data = {k: v for k, v in state.items() if k in _SHOWN or k.startswith("@fd")}
+        if heredoc is not None and "@stdin" not in data:
+            data["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
+        if data:
+            self.store(":", {**data, "@when": " and ".join(when)} if when else data, self.line(node))
 
     def redirected_tail(self, node: Any, body: Any, when: list[str], redirects: dict[str, Any]) -> None:
         """``a | b < f``, ``a && cat <<EOF``: the grammar hangs the redirections on the pipeline or
@@ -640,7 +651,7 @@ class Walk:
         self.settle_heredocs(state)
         if heredoc is not None:
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
-        return state
+        return opened_once(redirects, state)
 
     def inner_redirections(self, body: Any, state: dict[str, Any]) -> Any:
         """Apply the redirections written inside a command the statement redirects further
@@ -823,15 +834,62 @@ _EXPANDING = "@heredoc-expanding"  # a here-document with an expansion, until a 
 
 
 OPENED = "@opened"  # files bash opened for output (created, or emptied) that a later redirection replaced
+_SHOWN = ("@stdin", "@stdout", "@stderr", REPLACED, OPENED)  # what a command's record shows of them
+
+
+# (private to the walk, never in a record) what a compound statement's redirections opened (`{ ...;
+# } > log`): bash opens each once, for the whole group, so it is shown once, under the first command
+# inside that shows it; each cell is [shown, what]
+GROUP_OPENED = "(group opened)"  # output key -> its cell: a command inside replacing it opened it
+ONCE = "(opened once)"  # cells of files the group's own later redirections replaced (`> a > b`)
+
+
+def opened_once(outer: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """``state``, the redirections a compound statement made applied to ``outer``, for the
+    commands inside: each output it redirected marked as opened once for them all, and the files
+    its own redirections replaced (``{ ...; } > a > b``) shown once rather than by each."""
+    made = {
+        key: [False, value]
+        for key, value in state.items()
+        if (key in ("@stdout", "@stderr") or key.startswith("@fd"))
+        and isinstance(value, str)
+        and value.startswith(">")
+        and outer.get(key) is not value
+    }
+    out = dict(state)
+    if made:
+        out[GROUP_OPENED] = {**state.get(GROUP_OPENED, {}), **made}
+    new = state.get(OPENED, [])[len(outer.get(OPENED, [])) :]
+    if new:
+        out[ONCE] = [*state.get(ONCE, []), [False, new]]
+        out[OPENED] = outer.get(OPENED, [])
+        if not out[OPENED]:
+            del out[OPENED]
+    return out
 
 
 def _output(state: dict[str, Any], key: str, value: Any) -> None:
     """``key`` (``@stdout``, ``@fd3``...) goes to ``value`` now; a file an earlier redirection opened
-    for it (``python t.py > a > b`` creates or empties ``a``) is kept under ``@opened``."""
+    for it (``python t.py > a > b`` creates or empties ``a``) is kept under ``@opened``; one a
+    compound statement around opened (``{ python t.py > a; } > log``) only the first time a
+    command inside replaces it: bash opened it once."""
     before = state.get(key)
-    if isinstance(before, str) and before.startswith(">") and before != value:
+    cell = state.get(GROUP_OPENED, {}).get(key)
+    opened = isinstance(before, str) and before.startswith(">") and before != value
+    if opened and _first_showing(cell, before):
         state[OPENED] = [*state.get(OPENED, []), before]
+    if cell is not None:
+        state[GROUP_OPENED] = {k: v for k, v in state[GROUP_OPENED].items() if k != key}
     state[key] = value
+
+
+def _first_showing(cell: list[Any] | None, before: Any) -> bool:
+    """Whether an output opened before (``before``) shows here: always where this command opened
+    it, only the first time where a compound statement around did (its ``cell``, then marked)."""
+    if cell is None or cell[1] is not before:
+        return True
+    shown, cell[0] = cell[0], True
+    return not shown
 
 
 def _child(node: Any, kind: str) -> Any:
