@@ -39,6 +39,7 @@ from sweepgen.compile.output.verify import dead_axes
 from sweepgen.compile.output.verify.readback import check_reads_back
 from sweepgen.compile.output.verify.value_types import check_types_kept
 from sweepgen.compile.output.verify.yaml_dialects import check_reads_alike
+from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.schema.choices import check_choices
 from sweepgen.compile.schema.validate import Validator, check_schema, imports_disabled, load_validator
 from sweepgen.compile.spec import seeds
@@ -417,6 +418,7 @@ def _lock(
     previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
     inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
     resources = spec_resources.lock_block(spec.model.resources)
+    report = _with_trl_trainer(report, spec.model.schema_)
     return lock.build(
         sweep=spec.name,
         spec=spec_rel,
@@ -428,6 +430,14 @@ def _lock(
         resources=resources,
         report=report,
     )
+
+
+def _with_trl_trainer(report: dict[str, Any] | None, schema: str | None) -> dict[str, Any] | None:
+    """The report block with ``trl``: the TRL command a ``schema: trl:X`` reference names (`report`
+    takes that trainer's natural objective where the runs' recorded command does not say, e.g. a
+    script of the person's own); recorded as a name, read back as data, never run."""
+    command = trl_cli.command_of(schema) if schema is not None else None
+    return report if command is None else {**(report or {}), "trl": command}
 
 
 def _recorded_inputs(sweep_dir: str) -> dict[str, str] | None:
