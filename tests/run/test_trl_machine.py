@@ -106,6 +106,8 @@ def test_a_local_model_folder_that_is_not_there_is_refused(tmp_path, monkeypatch
     """transformers' from_pretrained reads `./models/qwne` (no such folder) as a Hub id and refuses it
     ("Repo id must be in the form ...") at each run's start."""
     monkeypatch.chdir(tmp_path)
+    for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # the Hub on: a Hub id is left to it
+        monkeypatch.delenv(key)
     (tmp_path / "models" / "qwen").mkdir(parents=True)
     _sweep(tmp_path, {"bf16": False, **extra})
     code, output = _run(command=command)
@@ -193,18 +195,48 @@ def test_a_command_the_trl_cli_has_is_left_alone(tmp_path, monkeypatch):
     assert code == 0, output
 
 
-@pytest.mark.parametrize(("offline", "refused"), [(True, True), (False, False)])
-def test_a_hub_id_under_a_folder_of_that_name_is_judged_only_offline(tmp_path, monkeypatch, offline, refused):
+_OFFLINE_KEYS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+@pytest.mark.parametrize(
+    ("here", "env", "refused"),
+    [
+        ({"HF_HUB_OFFLINE": "1"}, {}, True),
+        ({"TRANSFORMERS_OFFLINE": "1"}, {}, True),  # huggingface_hub reads it when HF_HUB_OFFLINE is unset
+        ({"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "1"}, {}, False),  # ... and only then
+        ({}, {"HF_DATASETS_OFFLINE": "1"}, True),  # datasets is imported after TrlParser applies env:
+        # huggingface_hub is imported before: TRL's script run directly never sees this one
+        ({}, {"HF_HUB_OFFLINE": "1"}, False),
+        ({}, {}, False),
+    ],
+)
+def test_a_hub_id_under_a_folder_of_that_name_is_judged_only_offline(
+    tmp_path, monkeypatch, here, env, refused
+):
     """`trl-lib/ultrafeedback_binarized` with a folder `trl-lib/` here (holding another dataset, no
-    name close to it) is a Hub id while the Hub is on; offline, `load_dataset` cannot get it."""
+    name close to it) is a Hub id while the Hub is on; offline, `load_dataset` cannot get it. Offline
+    is what the run's libraries read (hf_cache.run_environ), not any key that says so."""
     monkeypatch.chdir(tmp_path)
-    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+    for key in _OFFLINE_KEYS:
         monkeypatch.delenv(key, raising=False)
+    for key, value in here.items():
+        monkeypatch.setenv(key, value)
     (tmp_path / "trl-lib" / "tldr").mkdir(parents=True)
-    env = {"env": {"HF_HUB_OFFLINE": "1"}} if offline else {}
-    _sweep(tmp_path, {"bf16": False, "dataset_name": "trl-lib/ultrafeedback_binarized", **env})
+    _sweep(tmp_path, {"bf16": False, "dataset_name": "trl-lib/ultrafeedback_binarized", "env": env})
     code, output = _run()
     assert code == (2 if refused else 0), output
+
+
+@pytest.mark.train  # the installed TRL CLI: `trl dpo` applies env: in its own process, then launches
+def test_under_the_trl_cli_the_configs_env_turns_the_hub_off(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    (tmp_path / "trl-lib" / "tldr").mkdir(parents=True)
+    extra = {"dataset_name": "trl-lib/ultrafeedback_binarized", "env": {"HF_HUB_OFFLINE": True}}
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=f"{TRL_CLI} dpo --config {{config}}")
+    assert code == 2 and "dataset_name 'trl-lib/ultrafeedback_binarized' is no folder" in output, output
 
 
 @pytest.mark.parametrize("name", ["../outside/prefs", "{outside}/prefs", "~/prefs", "link/prefs"])
@@ -463,3 +495,113 @@ def test_trl_itself_refuses_the_generation_batch_judged_at_one_process(tmp_path)
     with pytest.raises(ValueError, match="divisible by the number of generations|must be divisible"):
         GRPOConfig(**common, **_GROUPS_OF_3)
     GRPOConfig(**common, **{**_GROUPS_OF_3, "per_device_train_batch_size": 3})
+
+
+def _cached_hub_model(cache: Path, name: str, ref: str = "main") -> None:
+    """A Hub model in huggingface_hub's cache as a download leaves it: models--org--name/refs/<ref>
+    holding a commit, snapshots/<commit>/config.json."""
+    repo = cache / ("models--" + name.replace("/", "--"))
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / ref).write_text("0123456789abcdef0123456789abcdef01234567")
+    snapshot = repo / "snapshots" / "0123456789abcdef0123456789abcdef01234567"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_layer": 1}))
+
+
+@pytest.mark.train  # huggingface_hub (beside TRL, never in the light core) reads its own cache
+@pytest.mark.parametrize(
+    ("offline", "cached", "extra", "refused"),
+    [
+        ({"HF_HUB_OFFLINE": "1"}, None, {}, True),
+        ({"TRANSFORMERS_OFFLINE": "1"}, None, {}, True),
+        ({"HF_HUB_OFFLINE": "1"}, "main", {}, False),
+        ({"HF_HUB_OFFLINE": "1"}, "main", {"model_revision": "v2"}, True),  # another revision: not cached
+        ({"HF_HUB_OFFLINE": "1"}, "v2", {"model_revision": "v2"}, False),
+        ({}, None, {}, False),  # online: transformers downloads it
+        ({}, None, {"env": {"HF_HUB_OFFLINE": "1"}}, False),  # TRL's script reads it too late
+    ],
+)
+def test_offline_a_hub_model_not_in_huggingface_hubs_cache_is_refused_before_any_run(
+    tmp_path, monkeypatch, offline, cached, extra, refused
+):
+    """`model_name_or_path: Qwen/Qwen2.5-0.5B` with the Hub off and no copy in the cache failed at each
+    run's start, after trl's import; now refused where it is written, nothing asked of the network."""
+    monkeypatch.chdir(tmp_path)
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key)
+    for key, value in offline.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    if cached:
+        _cached_hub_model(tmp_path / "hub", "Qwen/Qwen2.5-0.5B", cached)
+    _sweep(tmp_path, {"bf16": False, "model_name_or_path": "Qwen/Qwen2.5-0.5B", **extra})
+    code, output = _run()
+    assert code == (2 if refused else 0), output
+    if refused:
+        assert (
+            "generated/t/beta1.yaml:" in output
+            and "model_name_or_path 'Qwen/Qwen2.5-0.5B' is a Hub model id" in output
+        )
+        assert "hf download Qwen/Qwen2.5-0.5B" in output and "Traceback" not in output
+
+
+_ASK_TRL = """
+import sys
+from trl.scripts.grpo import make_parser
+sys.argv = ["grpo", "--config", "c.yaml"]
+make_parser().parse_args_and_config()
+import datasets.config, huggingface_hub.constants
+print(huggingface_hub.constants.is_offline_mode(), datasets.config.HF_HUB_OFFLINE)
+from transformers import AutoConfig
+for name in ("org/cached", "org/missing"):
+    try:
+        AutoConfig.from_pretrained(name, local_files_only=True)  # as offline: the cache alone
+        print(name, "loads")
+    except OSError:
+        print(name, "fails")
+"""
+
+
+@pytest.mark.train  # TRL's own script and transformers are the oracles
+def test_trl_and_transformers_read_offline_and_the_cache_as_the_checks_say(tmp_path, monkeypatch):
+    """One process of TRL 1.16's GRPO script run directly: its config's ``env: {HF_HUB_OFFLINE: 1}``
+    applied by its own TrlParser reaches neither huggingface_hub nor datasets (hf_cache.run_environ);
+    then transformers loads from the cache what the model check accepts, and fails where it refuses."""
+    import subprocess
+
+    from sweepgen.run.start.trl import hf_cache
+
+    config = {"env": {"HF_HUB_OFFLINE": 1}, "output_dir": "o", "bf16": False, "use_cpu": True}
+    (tmp_path / "c.yaml").write_text(json.dumps(config))
+    _cached_hub_model(tmp_path / "hub", "org/cached")
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    done = subprocess.run(
+        [sys.executable, "-c", _ASK_TRL],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    hub, datasets = hf_cache.run_environ(config, cli=False)
+    said = [f"{hf_cache.hub_offline(hub)} {hf_cache.datasets_offline(hub, datasets)}"]
+    said += [
+        f"{n} {'loads' if hf_cache.has_model(n, 'main', {}) else 'fails'}"
+        for n in ("org/cached", "org/missing")
+    ]
+    assert done.stdout.splitlines()[-3:] == said == ["False False", "org/cached loads", "org/missing fails"]
+
+
+@pytest.mark.parametrize("command", ["trl env", "trl env --config {config}", "/venv/bin/trl vllm-serve"])
+def test_a_trl_command_that_trains_nothing_is_no_run(tmp_path, monkeypatch, command):
+    """`trl env` (no {config}) was refused only as "--command must contain {config}"; with one, each
+    run failed at its start: now it says what `trl env` is, and which command runs the sweep."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False})
+    code, output = _run(command=command)
+    assert code == 2 and "trains nothing and reads no config, so it cannot be a run" in output, output
+    assert "--command:" in output and "--command 'trl grpo --config {config}'" in output
+    assert "Traceback" not in output

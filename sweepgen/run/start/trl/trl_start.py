@@ -306,9 +306,12 @@ def _judge_here(
     (another environment's is not known to raise) and the machine has none."""
     bf16_judged = context.gpus_each is None and installed_source.same_environment(context.command)
     cpu_only = bf16_judged and trl_precision.no_accelerator()
+    cli = trl_command.runs_cli(context.command)  # `trl X`: the config's env: reaches huggingface_hub
     for task, config in configs:
-        trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given)
-        trl_dataset.judge_model(context.sweep_dir, task, config, from_command="model_name_or_path" in given)
+        trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given, cli=cli)
+        trl_dataset.judge_model(
+            context.sweep_dir, task, config, from_command="model_name_or_path" in given, cli=cli
+        )
         if cpu_only:
             with _reading("bf16", "fp16", "use_cpu"):
                 trl_precision.judge(context.sweep_dir, task, config, context.flags)
