@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from run_support import make_config_sweep
+from run_support import cached_hub_model, make_config_sweep
 
 from sweepgen.cli import main
 from sweepgen.run.start.trl import trl_precision
@@ -497,17 +497,6 @@ def test_trl_itself_refuses_the_generation_batch_judged_at_one_process(tmp_path)
     GRPOConfig(**common, **{**_GROUPS_OF_3, "per_device_train_batch_size": 3})
 
 
-def _cached_hub_model(cache: Path, name: str, ref: str = "main") -> None:
-    """A Hub model in huggingface_hub's cache as a download leaves it: models--org--name/refs/<ref>
-    holding a commit, snapshots/<commit>/config.json."""
-    repo = cache / ("models--" + name.replace("/", "--"))
-    (repo / "refs").mkdir(parents=True)
-    (repo / "refs" / ref).write_text("0123456789abcdef0123456789abcdef01234567")
-    snapshot = repo / "snapshots" / "0123456789abcdef0123456789abcdef01234567"
-    snapshot.mkdir(parents=True)
-    (snapshot / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_layer": 1}))
-
-
 @pytest.mark.train  # huggingface_hub (beside TRL, never in the light core) reads its own cache
 @pytest.mark.parametrize(
     ("offline", "cached", "extra", "refused"),
@@ -533,7 +522,7 @@ def test_offline_a_hub_model_not_in_huggingface_hubs_cache_is_refused_before_any
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     if cached:
-        _cached_hub_model(tmp_path / "hub", "Qwen/Qwen2.5-0.5B", cached)
+        cached_hub_model(tmp_path / "hub", "Qwen/Qwen2.5-0.5B", cached)
     _sweep(tmp_path, {"bf16": False, "model_name_or_path": "Qwen/Qwen2.5-0.5B", **extra})
     code, output = _run()
     assert code == (2 if refused else 0), output
@@ -573,7 +562,7 @@ def test_trl_and_transformers_read_offline_and_the_cache_as_the_checks_say(tmp_p
 
     config = {"env": {"HF_HUB_OFFLINE": 1}, "output_dir": "o", "bf16": False, "use_cpu": True}
     (tmp_path / "c.yaml").write_text(json.dumps(config))
-    _cached_hub_model(tmp_path / "hub", "org/cached")
+    cached_hub_model(tmp_path / "hub", "org/cached")
     for key in _OFFLINE_KEYS:
         monkeypatch.delenv(key)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
@@ -605,3 +594,82 @@ def test_a_trl_command_that_trains_nothing_is_no_run(tmp_path, monkeypatch, comm
     assert code == 2 and "trains nothing and reads no config, so it cannot be a run" in output, output
     assert "--command:" in output and "--command 'trl grpo --config {config}'" in output
     assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("extra", "flags", "installed", "where"),
+    [
+        ({"use_vllm": True}, "", False, "generated/t/lr0.yaml:"),
+        ({}, " --use_vllm", False, "--command:"),  # a bare --use_vllm is true (HfArgumentParser)
+        ({"use_vllm": True}, " --use_vllm false", False, None),  # the command line's over the config's
+        ({"use_vllm": True}, "", True, None),
+    ],
+)
+def test_use_vllm_without_vllm_installed_is_refused_before_any_run(
+    tmp_path, monkeypatch, cpu_only, extra, flags, installed, where
+):
+    """GRPO with `use_vllm` on a machine without vLLM: TRL raises "vLLM is not available and
+    `use_vllm` is set to True" in every run, after the model loaded; now refused where it is set."""
+    from sweepgen.run.start.trl import trl_vllm
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(trl_vllm, "vllm_installed", lambda: installed)
+    _grpo_sweep(tmp_path, {"num_generations": 2, **extra})
+    code, output = _run(command=GRPO + flags)
+    assert code == (0 if where is None else 2), output
+    if where is not None:
+        assert f"{where}" in output and "use_vllm is true but vLLM is not installed" in output
+        assert "this machine has no GPU, which vLLM needs: drop use_vllm" in output
+
+
+@pytest.mark.train  # TRL's own source is the oracle (read, not imported: importing it costs 40 s)
+def test_trl_looks_vllm_up_and_raises_as_the_check_says():
+    import importlib.util
+
+    from sweepgen.run.start.trl import trl_vllm
+
+    trl = Path(importlib.util.find_spec("trl").origin).parent
+    lookup = (trl / "import_utils.py").read_text()
+    assert '_is_package_available("vllm", return_version=True)' in lookup  # an installed vllm, as find_spec
+    for raiser in (trl / "generation" / "vllm_generation.py", trl / "trainer" / "distillation_trainer.py"):
+        source = raiser.read_text()
+        assert "if not is_vllm_available():" in source and "`use_vllm` is set to True" in source
+    assert trl_vllm.vllm_installed() is (importlib.util.find_spec("vllm") is not None) is False
+
+
+@pytest.mark.train  # the installed transformers' source names its trackers
+@pytest.mark.parametrize(
+    ("extra", "flags", "said"),
+    [
+        ({"report_to": "wandbb"}, "", "report_to names 'wandbb', which transformers does not have"),
+        (
+            {"report_to": ["tensorboard", "mlflow"]},
+            "",
+            "report_to names 'mlflow', but mlflow is not installed",
+        ),
+        ({}, " --report_to comet_ml", "report_to names 'comet_ml', but comet_ml is not installed"),
+        ({"report_to": ["wandb", "tensorboard"]}, "", None),  # both installed in the full lane
+        ({"report_to": "all"}, "", None),
+    ],
+)
+def test_a_report_to_tracker_transformers_cannot_start_is_refused_before_any_run(
+    tmp_path, monkeypatch, extra, flags, said
+):
+    """`report_to: mlflow` without mlflow (or a misspelled tracker) failed every run at its start,
+    after the model loaded: transformers builds each tracker's callback as the trainer is built."""
+    monkeypatch.chdir(tmp_path)
+    _grpo_sweep(tmp_path, {"num_generations": 2, **extra})
+    code, output = _run(command=GRPO + flags)
+    assert code == (0 if said is None else 2), output
+    if said is not None:
+        assert said in output and ("--command:" in output) == bool(flags), output
+        assert "Traceback" not in output
+
+
+@pytest.mark.train  # as above
+def test_the_trackers_judged_are_transformers_own():
+    from sweepgen.run.start.trl import trl_report_to
+
+    known = trl_report_to.trackers()
+    assert "wandb" in known and "tensorboard" in known
+    assert known - set(trl_report_to._NEEDS) == {"neptune", "kubeflow"}  # not judged: more than a module

@@ -395,12 +395,17 @@ def _report_block(value: Any) -> dict[str, Any] | None:
     for key in ("seed", "names"):
         if key in block:
             _str(block[key])
-    if "trl" in block and not _str(block["trl"]).isidentifier():
-        raise TypeError("`report.trl` is not a TRL command's name")
+    _trl_command(block)
     for key in ("tune", "test"):
         if block.get(key) is not None and not isinstance(block[key], list):
             raise TypeError(f"`report.{key}` is not a list of seeds")
     return block
+
+
+def _trl_command(block: dict[str, Any]) -> None:
+    """``report.trl``, where there: a TRL command's name (``sft``), which `report` reads as data."""
+    if "trl" in block and not _str(block["trl"]).isidentifier():
+        raise TypeError("`report.trl` is not a TRL command's name")
 
 
 def _file_entry(raw: Any, layer_sets: list[Any], version: int) -> LockFile:

@@ -3,7 +3,9 @@ installed TRL CLI does not have (trl_command), one vLLM server for
 runs at once (vllm_server), runs differing only in a value TRL ignores (trl_ignored), a reward
 function TRL cannot load (trl_rewards), more accelerate processes than a run's GPUs
 (trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
-refuses at the run's process count (trl_generation); and, for runs started on this machine, a
+refuses at the run's process count (trl_generation), ``use_vllm`` without vLLM installed
+(trl_vllm), a ``report_to`` tracker transformers lacks or whose library is not installed
+(trl_report_to); and, for runs started on this machine, a
 local dataset folder that is not there (trl_dataset) or bf16 without a GPU (trl_precision), judged
 after the rest. A key the command line sets as a flag (``--use_peft``, ``--num_generations 4``) is
 TRL's over the config: what reads it from the config is not judged (``--bf16 false`` is read).
@@ -42,7 +44,9 @@ from sweepgen.run.start.trl import (
     trl_own_script,
     trl_precision,
     trl_processes,
+    trl_report_to,
     trl_rewards,
+    trl_vllm,
 )
 
 
@@ -241,6 +245,8 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
                 trl_processes.judge(sweep_dir, task, launched, counts, gpus_each)
             with _reading("env"):
                 trl_env.judge(sweep_dir, task, config, gpus_each)
+        trl_vllm.judge(sweep_dir, task, config, script, command, context.flags, cpu_here=cpu_here)
+        trl_report_to.judge(sweep_dir, task, config, command, context.flags)
         processes = _processes(launched, counts, command, gpus_each, cpu_here)
         with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
