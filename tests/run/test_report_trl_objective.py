@@ -97,11 +97,13 @@ SFT_SCHEMA = {
 }
 
 
+@pytest.mark.parametrize("schema", ["trl:sft", "sft.json"])  # sft.json: exported from trl:sft (`init`)
 def test_a_spec_naming_trl_sft_is_reported_by_sfts_objective_when_its_command_is_the_persons_own(
-    cli_cwd, monkeypatch
+    cli_cwd, monkeypatch, schema
 ):
-    """`schema: trl:sft` with `--command 'python my_sft.py --config {config}'`: the recorded command
-    names no TRL trainer, so the lock's record of the schema says which (it once asked for --metric)."""
+    """`schema: trl:sft` (or the file `init --schema trl:sft` exports) with `--command 'python my_sft.py
+    --config {config}'`: the recorded command names no TRL trainer, so the lock's record of the
+    schema says which (it once asked for --metric)."""
     from sweepgen.compile.schema import trl_cli
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(cli_cwd / "cache"))
@@ -113,9 +115,11 @@ def test_a_spec_naming_trl_sft_is_reported_by_sfts_objective_when_its_command_is
     cache = cli_cwd / "cache" / "sweepgen" / "schemas" / "trl-9.9.9"
     cache.mkdir(parents=True)
     (cache / "sft.json").write_text(json.dumps({**SFT_SCHEMA, "x-sweepgen": stamp}))
+    (cli_cwd / "sft.json").write_text(json.dumps({**SFT_SCHEMA, "x-sweepgen": stamp}))
     (cli_cwd / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
     (cli_cwd / "s.yaml").write_text(
-        "sweepgen: 1\nname: s\ntemplate: t.yaml.j2\noutput: '{{ variant.name }}.yaml'\nschema: trl:sft\n"
+        "sweepgen: 1\nname: s\ntemplate: t.yaml.j2\noutput: '{{ variant.name }}.yaml'\n"
+        f"schema: {schema}\n"
         "base: {learning_rate: 1.0e-5, seed: 0, output_dir: x}\n"
         "run_name: 'lr{{ learning_rate }}_s{{ seed }}'\n"
         "derived: {output_dir: 'runs/lr{{ learning_rate }}_s{{ seed }}'}\n"

@@ -39,9 +39,14 @@ from sweepgen.compile.output.verify import dead_axes
 from sweepgen.compile.output.verify.readback import check_reads_back
 from sweepgen.compile.output.verify.value_types import check_types_kept
 from sweepgen.compile.output.verify.yaml_dialects import check_reads_alike
-from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.schema.choices import check_choices
-from sweepgen.compile.schema.validate import Validator, check_schema, imports_disabled, load_validator
+from sweepgen.compile.schema.validate import (
+    Validator,
+    check_schema,
+    imports_disabled,
+    load_validator,
+    trl_command,
+)
 from sweepgen.compile.spec import seeds
 from sweepgen.compile.spec.model import Spec, display_path, load_spec
 from sweepgen.compile.spec.request import resources as spec_resources
@@ -418,7 +423,7 @@ def _lock(
     previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
     inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
     resources = spec_resources.lock_block(spec.model.resources)
-    report = _with_trl_trainer(report, spec.model.schema_)
+    report = _with_trl_trainer(report, trl_command(spec))
     return lock.build(
         sweep=spec.name,
         spec=spec_rel,
@@ -432,11 +437,11 @@ def _lock(
     )
 
 
-def _with_trl_trainer(report: dict[str, Any] | None, schema: str | None) -> dict[str, Any] | None:
-    """The report block with ``trl``: the TRL command a ``schema: trl:X`` reference names (`report`
-    takes that trainer's natural objective where the runs' recorded command does not say, e.g. a
-    script of the person's own); recorded as a name, read back as data, never run."""
-    command = trl_cli.command_of(schema) if schema is not None else None
+def _with_trl_trainer(report: dict[str, Any] | None, command: str | None) -> dict[str, Any] | None:
+    """The report block with ``trl``: the TRL command the spec's schema is written for (``trl:X``, or
+    a file exported from it: validate.trl_command); `report` takes that trainer's natural objective
+    where the runs' recorded command does not say (a script of the person's own). Recorded as a
+    name, read back as data, never run."""
     return report if command is None else {**(report or {}), "trl": command}
 
 
