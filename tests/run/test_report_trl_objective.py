@@ -78,6 +78,14 @@ def test_without_an_eval_the_training_loss_and_never_a_guess_for_another_command
     assert trl_objective.choose("reward", ["loss", "accuracy"]) == "accuracy"
     assert trl_objective.choose("grpo", ["reward", "loss"]) is None  # GRPO: its reward, as before
     assert trl_objective.trainer([["trl", "sft"], ["trl", "dpo"]]) is None  # mixed: no guess
+    from sweepgen.compile.schema.validate import _trl_named  # the spec's schema, where no command says
+
+    assert [_trl_named(r) for r in ("trl:sft", "trl:SFTConfig", "trl.trainer.dpo_config:DPOConfig")] == [
+        "sft",
+        "sft",
+        "dpo",
+    ]
+    assert _trl_named("mytrl:SFTConfig") is None and _trl_named("trainer.config:RunConfig") is None
     assert trl_objective.trainer([["bash", "-c", "cd x && trl kto --config c.yaml"]]) == "kto"
     assert trl_objective.trainer([["python", "/venv/lib/trl/scripts/sft.py", "--config", "c"]]) == "sft"
     folder = runs(cli_cwd, "sft", ["python", "train.py", "--config", "c.yaml"])
