@@ -538,8 +538,10 @@ _ASK_TRL = """
 import sys
 from trl.scripts.grpo import make_parser
 sys.argv = ["grpo", "--config", "c.yaml"]
-make_parser().parse_args_and_config()
+args = make_parser().parse_args_and_config()
 import datasets.config, huggingface_hub.constants
+from transformers.trainer_utils import get_last_checkpoint
+print(repr(args[1].resume_from_checkpoint), get_last_checkpoint("o"), get_last_checkpoint("p"))
 print(huggingface_hub.constants.is_offline_mode(), datasets.config.HF_HUB_OFFLINE)
 from transformers import AutoConfig
 for name in ("org/cached", "org/missing"):
@@ -558,11 +560,14 @@ def test_trl_and_transformers_read_offline_and_the_cache_as_the_checks_say(tmp_p
     then transformers loads from the cache what the model check accepts, and fails where it refuses."""
     import subprocess
 
-    from sweepgen.run.start.trl import hf_cache
+    from sweepgen.run.start.trl import hf_cache, trl_resume
 
     config = {"env": {"HF_HUB_OFFLINE": 1}, "output_dir": "o", "bf16": False, "use_cpu": True}
-    (tmp_path / "c.yaml").write_text(json.dumps(config))
+    (tmp_path / "c.yaml").write_text(json.dumps({**config, "resume_from_checkpoint": True}))
     cached_hub_model(tmp_path / "hub", "org/cached")
+    (tmp_path / "o").mkdir()  # no checkpoint in it; p/ has one (and a folder that is none)
+    for folder in ("checkpoint-2", "checkpoint-10", "checkpoint-x"):
+        (tmp_path / "p" / folder).mkdir(parents=True)
     for key in _OFFLINE_KEYS:
         monkeypatch.delenv(key)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
@@ -582,6 +587,10 @@ def test_trl_and_transformers_read_offline_and_the_cache_as_the_checks_say(tmp_p
         for n in ("org/cached", "org/missing")
     ]
     assert done.stdout.splitlines()[-3:] == said == ["False False", "org/cached loads", "org/missing fails"]
+    # TrlParser keeps `true` a bool: the Trainer resumes from output_dir's last checkpoint-N, or raises
+    assert done.stdout.splitlines()[-4] == "True None p/checkpoint-10"
+    monkeypatch.chdir(tmp_path)
+    assert trl_resume._last_missing("o") is not None and trl_resume._last_missing("p") is None
 
 
 @pytest.mark.parametrize("command", ["trl env", "trl env --config {config}", "/venv/bin/trl vllm-serve"])
@@ -673,3 +682,27 @@ def test_the_trackers_judged_are_transformers_own():
     known = trl_report_to.trackers()
     assert "wandb" in known and "tensorboard" in known
     assert known - set(trl_report_to._NEEDS) == {"neptune", "kubeflow"}  # not judged: more than a module
+
+
+@pytest.mark.parametrize(("checkpoints", "refused"), [(False, True), (True, False)])
+def test_resuming_where_there_is_no_checkpoint_is_refused_before_any_run(
+    tmp_path, monkeypatch, checkpoints, refused
+):
+    """`resume_from_checkpoint: true` on a sweep's first start: transformers found no checkpoint-N
+    in output_dir and raised in every run, after the model loaded."""
+    from sweepgen.run.start.trl import trl_resume
+
+    monkeypatch.chdir(tmp_path)
+    for beta in (1, 2) if checkpoints else ():
+        (tmp_path / "runs" / "t" / f"beta{beta}" / "checkpoint-5").mkdir(parents=True)
+    _sweep(tmp_path, {"bf16": False, "resume_from_checkpoint": True})
+    code, output = _run()
+    assert code == (2 if refused else 0), output
+    if refused:
+        assert (
+            "generated/t/beta1.yaml:" in output and "resume_from_checkpoint is true, but output_dir" in output
+        )
+    (tmp_path / "ckpt").mkdir()
+    assert "no trainer_state.json" in trl_resume._folder_missing("ckpt")  # a folder: transformers reads it
+    (tmp_path / "ckpt" / "trainer_state.json").write_text("{}")
+    assert trl_resume._folder_missing("ckpt") is None and trl_resume._folder_missing("../elsewhere") is None

@@ -420,14 +420,19 @@ def trl_command(spec: Spec) -> str | None:
     ref = spec.model.schema_
     if ref is None or not ref.endswith(".json"):
         return _trl_named(ref) if ref is not None else None
+    source = _exported_from(spec, ref)
+    return trl_cli.command_of(source) if isinstance(source, str) else None
+
+
+def _exported_from(spec: Spec, ref: str) -> object:
+    """The ``source`` a schema file's export stamp records (None where it has none)."""
     loc = spec.loc(("schema",))
     full = project.resolve(spec.project, spec.dir, ref, what="schema file", loc=loc)
     if not os.path.exists(full):
         return None
     schema = _parse_json(project.read_regular(full, what="schema file", loc=loc), ref, loc)
     stamp = schema.get(schema_export.STAMP) if isinstance(schema, dict) else None
-    source = stamp.get("source") if isinstance(stamp, dict) else None
-    return trl_cli.command_of(source) if isinstance(source, str) else None
+    return stamp.get("source") if isinstance(stamp, dict) else None
 
 
 # `schema: trl:SFTConfig` (TRL's config class, as module:Class): the trainer it configures

@@ -152,10 +152,10 @@ def _judge_cached(
 
 def _judged(name: object) -> bool:
     """Whether the name is one to judge: a string, spelled inside the working folder and not there."""
-    return isinstance(name, str) and _inside(name) and not os.path.exists(name)
+    return isinstance(name, str) and inside_here(name) and not os.path.exists(name)
 
 
-def _inside(name: str) -> bool:
+def inside_here(name: str) -> bool:
     """Whether the name, read as a path from the working folder, stays in it, links resolved (its
     spelling checked first, so a name spelled outside is never looked up)."""
     if not name or "\0" in name or name.startswith("~"):

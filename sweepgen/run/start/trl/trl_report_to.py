@@ -114,7 +114,11 @@ def trackers() -> frozenset[str]:
     empty where it is not there."""
     tree = pysource.parsed(_MODULE) or ast.Module(body=[], type_ignores=[])
     found = [node.value for node in tree.body if isinstance(node, ast.Assign) and _assigns_table(node)]
-    keys = found[0].keys if found and isinstance(found[0], ast.Dict) else []
+    return _string_keys(found[0]) if found else frozenset()
+
+
+def _string_keys(node: ast.expr) -> frozenset[str]:
+    keys = node.keys if isinstance(node, ast.Dict) else []
     return frozenset(k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
 
 

@@ -6,7 +6,8 @@ function TRL cannot load (trl_rewards), more accelerate processes than a run's G
 refuses at the run's process count (trl_generation), ``use_vllm`` without vLLM installed
 (trl_vllm), a ``report_to`` tracker transformers lacks or whose library is not installed
 (trl_report_to); and, for runs started on this machine, a
-local dataset folder that is not there (trl_dataset) or bf16 without a GPU (trl_precision), judged
+local dataset folder that is not there (trl_dataset), a checkpoint to resume from that is not there
+(trl_resume) or bf16 without a GPU (trl_precision), judged
 after the rest. A key the command line sets as a flag (``--use_peft``, ``--num_generations 4``) is
 TRL's over the config: what reads it from the config is not judged (``--bf16 false`` is read).
 
@@ -45,6 +46,7 @@ from sweepgen.run.start.trl import (
     trl_precision,
     trl_processes,
     trl_report_to,
+    trl_resume,
     trl_rewards,
     trl_vllm,
 )
@@ -318,6 +320,8 @@ def _judge_here(
         trl_dataset.judge_model(
             context.sweep_dir, task, config, from_command="model_name_or_path" in given, cli=cli
         )
+        with _reading("resume_from_checkpoint", "output_dir"):
+            trl_resume.judge(context.sweep_dir, task, config, context.flags)
         if cpu_only:
             with _reading("bf16", "fp16", "use_cpu"):
                 trl_precision.judge(context.sweep_dir, task, config, context.flags)

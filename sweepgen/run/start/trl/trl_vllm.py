@@ -39,8 +39,7 @@ def judge(
     """Exit 2 when the run (its config, the command line's ``flags`` over it: a bare ``--use_vllm``
     is true) sets ``use_vllm`` and the run's environment (this one) has no vLLM."""
     from_command = "use_vllm" in flags
-    wanted = command_overrides.flag_bool(flags["use_vllm"]) if from_command else config.get("use_vllm")
-    if script not in SCRIPTS or wanted is not True or vllm_installed():
+    if script not in SCRIPTS or not _wanted(config, flags) or vllm_installed():
         return
     if not installed_source.same_environment(command):
         return
@@ -49,15 +48,21 @@ def judge(
         'raises "vLLM is not available and `use_vllm` is set to True" at each run\'s start',
         location=Location("--command") if from_command else key_location(sweep_dir, task, "use_vllm"),
         key="use_vllm",
-        hint=(
-            "this machine has no GPU, which vLLM needs: drop use_vllm (TRL then generates with transformers)"
-            if cpu_here
-            else "install it (`pip install 'trl[vllm]'`), or drop use_vllm (TRL then generates with "
-            "transformers)"
-        ),
+        hint=_HINT_CPU if cpu_here else _HINT,
     )
     refusal.reads = frozenset({"use_vllm"})
     raise refusal
+
+
+_HINT_CPU = "this machine has no GPU, which vLLM needs: drop use_vllm (TRL then generates with transformers)"
+_HINT = "install it (`pip install 'trl[vllm]'`), or drop use_vllm (TRL then generates with transformers)"
+
+
+def _wanted(config: Mapping[str, Any], flags: Mapping[str, str | None]) -> bool:
+    """Whether the run sets ``use_vllm``: the command line's flag over the config's key."""
+    if "use_vllm" in flags:
+        return command_overrides.flag_bool(flags["use_vllm"]) is True
+    return config.get("use_vllm") is True
 
 
 def vllm_installed() -> bool:
