@@ -706,3 +706,19 @@ def test_resuming_where_there_is_no_checkpoint_is_refused_before_any_run(
     assert "no trainer_state.json" in trl_resume._folder_missing("ckpt")  # a folder: transformers reads it
     (tmp_path / "ckpt" / "trainer_state.json").write_text("{}")
     assert trl_resume._folder_missing("ckpt") is None and trl_resume._folder_missing("../elsewhere") is None
+
+
+@pytest.mark.parametrize(("flags", "refused"), [("", False), (" --dataset_config other", True)])
+def test_the_command_lines_dataset_config_is_the_one_looked_for_in_the_cache(
+    tmp_path, monkeypatch, flags, refused
+):
+    """Offline, `--dataset_config other` over the config's `main`: `load_dataset` looks for `other`,
+    which the cache has not; the check looked for the config's `main` and let every run fail."""
+    project = tmp_path / "project"
+    (project / "trl-lib" / "tldr").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    _cached_hub_dataset(tmp_path / "cache", "trl-lib/my_prefs", "main")
+    _sweep(project, {"bf16": False, "dataset_name": "trl-lib/my_prefs", "dataset_config": "main"})
+    code, output = _run(command=TRL + flags)
+    assert code == (2 if refused else 0), output
