@@ -200,3 +200,16 @@ def hand_over(
     }
     with os.fdopen(job_write, "wb") as pipe:
         pipe.write(json.dumps(job).encode())
+
+
+def cached_hub_model(cache: Path, name: str, ref: str = "main") -> Path:
+    """A Hub model in huggingface_hub's cache (``HF_HUB_CACHE``) as a download leaves it:
+    models--org--name/refs/<ref> holding a commit, snapshots/<commit>/config.json; returns ``cache``.
+    Offline (the tests' environment), `run` refuses a Hub model id the cache has no copy of."""
+    repo = cache / ("models--" + name.replace("/", "--"))
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    (repo / "refs" / ref).write_text("0123456789abcdef0123456789abcdef01234567")
+    snapshot = repo / "snapshots" / "0123456789abcdef0123456789abcdef01234567"
+    snapshot.mkdir(parents=True, exist_ok=True)
+    (snapshot / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_layer": 1}))
+    return cache

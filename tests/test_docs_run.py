@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from run_support import cached_hub_model
 from test_first_hour import FAKE_TRL, TRL_CONFIG
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +68,8 @@ def test_the_readme_trl_commands_run_as_written(tmp_path: Path):
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "COLUMNS": "200",
+        # offline (the tests' environment): the README's model as `hf download` leaves it
+        "HF_HUB_CACHE": str(cached_hub_model(tmp_path / "hub", "Qwen/Qwen2-0.5B-Instruct")),
     }
     ran = []
     for line in [*readme_commands(), "sweepgen report generated/grpo --no-plot"]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from precommit_support import git, hook_env, hook_repo
+from run_support import cached_hub_model
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]  # trl's classes are the schema; pre-commit builds a venv
 
@@ -96,7 +97,10 @@ def test_the_first_hour(tmp_path):
     trl = bin_dir / "trl"
     trl.write_text(FAKE_TRL.format(python=sys.executable))
     trl.chmod(trl.stat().st_mode | stat.S_IEXEC)
-    run_env = {**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"}
+    # offline (the hermetic environment), the model must be in huggingface_hub's cache, as after
+    # `hf download`: `run` refuses a Hub model it has no copy of before any run starts
+    hub = cached_hub_model(tmp_path / "hub", "Qwen/Qwen2-0.5B-Instruct")
+    run_env = {**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}", "HF_HUB_CACHE": str(hub)}
     ran = sweepgen(
         project, run_env, "run", "generated/grpo", "--command", "trl grpo --config {config}", "--jobs", "2"
     )

@@ -78,9 +78,77 @@ def test_without_an_eval_the_training_loss_and_never_a_guess_for_another_command
     assert trl_objective.choose("reward", ["loss", "accuracy"]) == "accuracy"
     assert trl_objective.choose("grpo", ["reward", "loss"]) is None  # GRPO: its reward, as before
     assert trl_objective.trainer([["trl", "sft"], ["trl", "dpo"]]) is None  # mixed: no guess
+    from sweepgen.compile.schema.validate import _trl_named  # the spec's schema, where no command says
+
+    assert [_trl_named(r) for r in ("trl:sft", "trl:SFTConfig", "trl.trainer.dpo_config:DPOConfig")] == [
+        "sft",
+        "sft",
+        "dpo",
+    ]
+    assert _trl_named("mytrl:SFTConfig") is None and _trl_named("trainer.config:RunConfig") is None
     assert trl_objective.trainer([["bash", "-c", "cd x && trl kto --config c.yaml"]]) == "kto"
     assert trl_objective.trainer([["python", "/venv/lib/trl/scripts/sft.py", "--config", "c"]]) == "sft"
     folder = runs(cli_cwd, "sft", ["python", "train.py", "--config", "c.yaml"])
     plain = report(folder)
     assert plain.exit_code == 2, plain.output  # not TRL's command: still asks for --metric
     assert "no logged metric is a reward" in plain.stderr
+
+
+SFT_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "learning_rate": {"type": "number"},
+        "seed": {"type": "integer"},
+        "output_dir": {"type": "string"},
+    },
+}
+
+
+@pytest.mark.parametrize("schema", ["trl:sft", "sft.json"])  # sft.json: exported from trl:sft (`init`)
+def test_a_spec_naming_trl_sft_is_reported_by_sfts_objective_when_its_command_is_the_persons_own(
+    cli_cwd, monkeypatch, schema
+):
+    """`schema: trl:sft` (or the file `init --schema trl:sft` exports) with `--command 'python my_sft.py
+    --config {config}'`: the recorded command names no TRL trainer, so the lock's record of the
+    schema says which (it once asked for --metric)."""
+    from sweepgen.compile.schema import trl_cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cli_cwd / "cache"))
+    monkeypatch.setattr(trl_cli, "trl_version", lambda: "9.9.9")
+    real = trl_cli.installed_version
+    monkeypatch.setattr(trl_cli, "installed_version", lambda p: "9.9.9" if p == "trl" else real(p))
+    stamp = {"source": "trl:sft", "format": trl_cli.CACHE_FORMAT, "package": "trl", "version": "9.9.9"}
+    stamp |= {"accelerate": real("accelerate"), "transformers": real("transformers")}
+    cache = cli_cwd / "cache" / "sweepgen" / "schemas" / "trl-9.9.9"
+    cache.mkdir(parents=True)
+    (cache / "sft.json").write_text(json.dumps({**SFT_SCHEMA, "x-sweepgen": stamp}))
+    (cli_cwd / "sft.json").write_text(json.dumps({**SFT_SCHEMA, "x-sweepgen": stamp}))
+    (cli_cwd / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    (cli_cwd / "s.yaml").write_text(
+        "sweepgen: 1\nname: s\ntemplate: t.yaml.j2\noutput: '{{ variant.name }}.yaml'\n"
+        f"schema: {schema}\n"
+        "base: {learning_rate: 1.0e-5, seed: 0, output_dir: x}\n"
+        "run_name: 'lr{{ learning_rate }}_s{{ seed }}'\n"
+        "derived: {output_dir: 'runs/lr{{ learning_rate }}_s{{ seed }}'}\n"
+        "grid: {learning_rate: [1.0e-5, 1.0e-4], seed: [0, 1]}\n"
+    )
+    rendered = CliRunner().invoke(main, ["render", "s.yaml"])
+    assert rendered.exit_code == 0, rendered.output
+    lock = json.loads((cli_cwd / "generated" / "s" / filenames.LOCK).read_text())
+    assert lock["report"]["trl"] == "sft"
+    state = json.loads((LOGS / "sft" / "trainer_state.json").read_text())
+    for i, entry in enumerate(lock["files"]):
+        run = cli_cwd / entry["run_dir"]
+        run.mkdir(parents=True)
+        history = [
+            {k: v * (1 - 0.05 * i) if k not in ("step", "epoch") else v for k, v in h.items()}
+            for h in state["log_history"]
+        ]
+        (run / "trainer_state.json").write_text(json.dumps({**state, "log_history": history}))
+        command = ["python", "my_sft.py", "--config", f"generated/s/{entry['path']}"]
+        write_status(run, RunStatus(RunState.FINISHED, "local", exit_code=0, command=command, done_file=None))
+    text = report(cli_cwd / "generated" / "s")
+    assert text.exit_code == 0, text.output
+    said = " ".join(text.output.split())
+    assert "TRL `sft` runs (the spec's `schema: trl:X`)" in said and "reporting `eval_loss`, min" in said

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from run_support import make_config_sweep
+from run_support import cached_hub_model, make_config_sweep
 
 from sweepgen.cli import main
 from sweepgen.run.start.trl import trl_precision
@@ -106,6 +106,8 @@ def test_a_local_model_folder_that_is_not_there_is_refused(tmp_path, monkeypatch
     """transformers' from_pretrained reads `./models/qwne` (no such folder) as a Hub id and refuses it
     ("Repo id must be in the form ...") at each run's start."""
     monkeypatch.chdir(tmp_path)
+    for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # the Hub on: a Hub id is left to it
+        monkeypatch.delenv(key)
     (tmp_path / "models" / "qwen").mkdir(parents=True)
     _sweep(tmp_path, {"bf16": False, **extra})
     code, output = _run(command=command)
@@ -193,18 +195,48 @@ def test_a_command_the_trl_cli_has_is_left_alone(tmp_path, monkeypatch):
     assert code == 0, output
 
 
-@pytest.mark.parametrize(("offline", "refused"), [(True, True), (False, False)])
-def test_a_hub_id_under_a_folder_of_that_name_is_judged_only_offline(tmp_path, monkeypatch, offline, refused):
+_OFFLINE_KEYS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+@pytest.mark.parametrize(
+    ("here", "env", "refused"),
+    [
+        ({"HF_HUB_OFFLINE": "1"}, {}, True),
+        ({"TRANSFORMERS_OFFLINE": "1"}, {}, True),  # huggingface_hub reads it when HF_HUB_OFFLINE is unset
+        ({"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "1"}, {}, False),  # ... and only then
+        ({}, {"HF_DATASETS_OFFLINE": "1"}, True),  # datasets is imported after TrlParser applies env:
+        # huggingface_hub is imported before: TRL's script run directly never sees this one
+        ({}, {"HF_HUB_OFFLINE": "1"}, False),
+        ({}, {}, False),
+    ],
+)
+def test_a_hub_id_under_a_folder_of_that_name_is_judged_only_offline(
+    tmp_path, monkeypatch, here, env, refused
+):
     """`trl-lib/ultrafeedback_binarized` with a folder `trl-lib/` here (holding another dataset, no
-    name close to it) is a Hub id while the Hub is on; offline, `load_dataset` cannot get it."""
+    name close to it) is a Hub id while the Hub is on; offline, `load_dataset` cannot get it. Offline
+    is what the run's libraries read (hf_cache.run_environ), not any key that says so."""
     monkeypatch.chdir(tmp_path)
-    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+    for key in _OFFLINE_KEYS:
         monkeypatch.delenv(key, raising=False)
+    for key, value in here.items():
+        monkeypatch.setenv(key, value)
     (tmp_path / "trl-lib" / "tldr").mkdir(parents=True)
-    env = {"env": {"HF_HUB_OFFLINE": "1"}} if offline else {}
-    _sweep(tmp_path, {"bf16": False, "dataset_name": "trl-lib/ultrafeedback_binarized", **env})
+    _sweep(tmp_path, {"bf16": False, "dataset_name": "trl-lib/ultrafeedback_binarized", "env": env})
     code, output = _run()
     assert code == (2 if refused else 0), output
+
+
+@pytest.mark.train  # the installed TRL CLI: `trl dpo` applies env: in its own process, then launches
+def test_under_the_trl_cli_the_configs_env_turns_the_hub_off(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    (tmp_path / "trl-lib" / "tldr").mkdir(parents=True)
+    extra = {"dataset_name": "trl-lib/ultrafeedback_binarized", "env": {"HF_HUB_OFFLINE": True}}
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=f"{TRL_CLI} dpo --config {{config}}")
+    assert code == 2 and "dataset_name 'trl-lib/ultrafeedback_binarized' is no folder" in output, output
 
 
 @pytest.mark.parametrize("name", ["../outside/prefs", "{outside}/prefs", "~/prefs", "link/prefs"])
@@ -463,3 +495,230 @@ def test_trl_itself_refuses_the_generation_batch_judged_at_one_process(tmp_path)
     with pytest.raises(ValueError, match="divisible by the number of generations|must be divisible"):
         GRPOConfig(**common, **_GROUPS_OF_3)
     GRPOConfig(**common, **{**_GROUPS_OF_3, "per_device_train_batch_size": 3})
+
+
+@pytest.mark.train  # huggingface_hub (beside TRL, never in the light core) reads its own cache
+@pytest.mark.parametrize(
+    ("offline", "cached", "extra", "refused"),
+    [
+        ({"HF_HUB_OFFLINE": "1"}, None, {}, True),
+        ({"TRANSFORMERS_OFFLINE": "1"}, None, {}, True),
+        ({"HF_HUB_OFFLINE": "1"}, "main", {}, False),
+        ({"HF_HUB_OFFLINE": "1"}, "main", {"model_revision": "v2"}, True),  # another revision: not cached
+        ({"HF_HUB_OFFLINE": "1"}, "v2", {"model_revision": "v2"}, False),
+        ({}, None, {}, False),  # online: transformers downloads it
+        ({}, None, {"env": {"HF_HUB_OFFLINE": "1"}}, False),  # TRL's script reads it too late
+    ],
+)
+def test_offline_a_hub_model_not_in_huggingface_hubs_cache_is_refused_before_any_run(
+    tmp_path, monkeypatch, offline, cached, extra, refused
+):
+    """`model_name_or_path: Qwen/Qwen2.5-0.5B` with the Hub off and no copy in the cache failed at each
+    run's start, after trl's import; now refused where it is written, nothing asked of the network."""
+    monkeypatch.chdir(tmp_path)
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key)
+    for key, value in offline.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    if cached:
+        cached_hub_model(tmp_path / "hub", "Qwen/Qwen2.5-0.5B", cached)
+    _sweep(tmp_path, {"bf16": False, "model_name_or_path": "Qwen/Qwen2.5-0.5B", **extra})
+    code, output = _run()
+    assert code == (2 if refused else 0), output
+    if refused:
+        assert (
+            "generated/t/beta1.yaml:" in output
+            and "model_name_or_path 'Qwen/Qwen2.5-0.5B' is a Hub model id" in output
+        )
+        assert "hf download Qwen/Qwen2.5-0.5B" in output and "Traceback" not in output
+
+
+_ASK_TRL = """
+import sys
+from trl.scripts.grpo import make_parser
+sys.argv = ["grpo", "--config", "c.yaml"]
+args = make_parser().parse_args_and_config()
+import datasets.config, huggingface_hub.constants
+from transformers.trainer_utils import get_last_checkpoint
+print(repr(args[1].resume_from_checkpoint), get_last_checkpoint("o"), get_last_checkpoint("p"))
+print(huggingface_hub.constants.is_offline_mode(), datasets.config.HF_HUB_OFFLINE)
+from transformers import AutoConfig
+for name in ("org/cached", "org/missing"):
+    try:
+        AutoConfig.from_pretrained(name, local_files_only=True)  # as offline: the cache alone
+        print(name, "loads")
+    except OSError:
+        print(name, "fails")
+"""
+
+
+@pytest.mark.train  # TRL's own script and transformers are the oracles
+def test_trl_and_transformers_read_offline_and_the_cache_as_the_checks_say(tmp_path, monkeypatch):
+    """One process of TRL 1.16's GRPO script run directly: its config's ``env: {HF_HUB_OFFLINE: 1}``
+    applied by its own TrlParser reaches neither huggingface_hub nor datasets (hf_cache.run_environ);
+    then transformers loads from the cache what the model check accepts, and fails where it refuses."""
+    import subprocess
+
+    from sweepgen.run.start.trl import hf_cache, trl_resume
+
+    config = {"env": {"HF_HUB_OFFLINE": 1}, "output_dir": "o", "bf16": False, "use_cpu": True}
+    (tmp_path / "c.yaml").write_text(json.dumps({**config, "resume_from_checkpoint": True}))
+    cached_hub_model(tmp_path / "hub", "org/cached")
+    (tmp_path / "o").mkdir()  # no checkpoint in it; p/ has one (and a folder that is none)
+    for folder in ("checkpoint-2", "checkpoint-10", "checkpoint-x"):
+        (tmp_path / "p" / folder).mkdir(parents=True)
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    done = subprocess.run(
+        [sys.executable, "-c", _ASK_TRL],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    hub, datasets = hf_cache.run_environ(config, cli=False)
+    said = [f"{hf_cache.hub_offline(hub)} {hf_cache.datasets_offline(hub, datasets)}"]
+    said += [
+        f"{n} {'loads' if hf_cache.has_model(n, 'main', {}) else 'fails'}"
+        for n in ("org/cached", "org/missing")
+    ]
+    assert done.stdout.splitlines()[-3:] == said == ["False False", "org/cached loads", "org/missing fails"]
+    # TrlParser keeps `true` a bool: the Trainer resumes from output_dir's last checkpoint-N, or raises
+    assert done.stdout.splitlines()[-4] == "True None p/checkpoint-10"
+    monkeypatch.chdir(tmp_path)
+    assert trl_resume._last_missing("o") is not None and trl_resume._last_missing("p") is None
+
+
+@pytest.mark.parametrize("command", ["trl env", "trl env --config {config}", "/venv/bin/trl vllm-serve"])
+def test_a_trl_command_that_trains_nothing_is_no_run(tmp_path, monkeypatch, command):
+    """`trl env` (no {config}) was refused only as "--command must contain {config}"; with one, each
+    run failed at its start: now it says what `trl env` is, and which command runs the sweep."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False})
+    code, output = _run(command=command)
+    assert code == 2 and "trains nothing and reads no config, so it cannot be a run" in output, output
+    assert "--command:" in output and "--command 'trl grpo --config {config}'" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("extra", "flags", "installed", "where"),
+    [
+        ({"use_vllm": True}, "", False, "generated/t/lr0.yaml:"),
+        ({}, " --use_vllm", False, "--command:"),  # a bare --use_vllm is true (HfArgumentParser)
+        ({"use_vllm": True}, " --use_vllm false", False, None),  # the command line's over the config's
+        ({"use_vllm": True}, "", True, None),
+    ],
+)
+def test_use_vllm_without_vllm_installed_is_refused_before_any_run(
+    tmp_path, monkeypatch, cpu_only, extra, flags, installed, where
+):
+    """GRPO with `use_vllm` on a machine without vLLM: TRL raises "vLLM is not available and
+    `use_vllm` is set to True" in every run, after the model loaded; now refused where it is set."""
+    from sweepgen.run.start.trl import trl_vllm
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(trl_vllm, "vllm_installed", lambda: installed)
+    _grpo_sweep(tmp_path, {"num_generations": 2, **extra})
+    code, output = _run(command=GRPO + flags)
+    assert code == (0 if where is None else 2), output
+    if where is not None:
+        assert f"{where}" in output and "use_vllm is true but vLLM is not installed" in output
+        assert "this machine has no GPU, which vLLM needs: drop use_vllm" in output
+
+
+@pytest.mark.train  # TRL's own source is the oracle (read, not imported: importing it costs 40 s)
+def test_trl_looks_vllm_up_and_raises_as_the_check_says():
+    import importlib.util
+
+    from sweepgen.run.start.trl import trl_vllm
+
+    trl = Path(importlib.util.find_spec("trl").origin).parent
+    lookup = (trl / "import_utils.py").read_text()
+    assert '_is_package_available("vllm", return_version=True)' in lookup  # an installed vllm, as find_spec
+    for raiser in (trl / "generation" / "vllm_generation.py", trl / "trainer" / "distillation_trainer.py"):
+        source = raiser.read_text()
+        assert "if not is_vllm_available():" in source and "`use_vllm` is set to True" in source
+    assert trl_vllm.vllm_installed() is (importlib.util.find_spec("vllm") is not None) is False
+
+
+@pytest.mark.train  # the installed transformers' source names its trackers
+@pytest.mark.parametrize(
+    ("extra", "flags", "said"),
+    [
+        ({"report_to": "wandbb"}, "", "report_to names 'wandbb', which transformers does not have"),
+        (
+            {"report_to": ["tensorboard", "mlflow"]},
+            "",
+            "report_to names 'mlflow', but mlflow is not installed",
+        ),
+        ({}, " --report_to comet_ml", "report_to names 'comet_ml', but comet_ml is not installed"),
+        ({"report_to": ["wandb", "tensorboard"]}, "", None),  # both installed in the full lane
+        ({"report_to": "all"}, "", None),
+    ],
+)
+def test_a_report_to_tracker_transformers_cannot_start_is_refused_before_any_run(
+    tmp_path, monkeypatch, extra, flags, said
+):
+    """`report_to: mlflow` without mlflow (or a misspelled tracker) failed every run at its start,
+    after the model loaded: transformers builds each tracker's callback as the trainer is built."""
+    monkeypatch.chdir(tmp_path)
+    _grpo_sweep(tmp_path, {"num_generations": 2, **extra})
+    code, output = _run(command=GRPO + flags)
+    assert code == (0 if said is None else 2), output
+    if said is not None:
+        assert said in output and ("--command:" in output) == bool(flags), output
+        assert "Traceback" not in output
+
+
+@pytest.mark.train  # as above
+def test_the_trackers_judged_are_transformers_own():
+    from sweepgen.run.start.trl import trl_report_to
+
+    known = trl_report_to.trackers()
+    assert "wandb" in known and "tensorboard" in known
+    assert known - set(trl_report_to._NEEDS) == {"neptune", "kubeflow"}  # not judged: more than a module
+
+
+@pytest.mark.parametrize(("checkpoints", "refused"), [(False, True), (True, False)])
+def test_resuming_where_there_is_no_checkpoint_is_refused_before_any_run(
+    tmp_path, monkeypatch, checkpoints, refused
+):
+    """`resume_from_checkpoint: true` on a sweep's first start: transformers found no checkpoint-N
+    in output_dir and raised in every run, after the model loaded."""
+    from sweepgen.run.start.trl import trl_resume
+
+    monkeypatch.chdir(tmp_path)
+    for beta in (1, 2) if checkpoints else ():
+        (tmp_path / "runs" / "t" / f"beta{beta}" / "checkpoint-5").mkdir(parents=True)
+    _sweep(tmp_path, {"bf16": False, "resume_from_checkpoint": True})
+    code, output = _run()
+    assert code == (2 if refused else 0), output
+    if refused:
+        assert (
+            "generated/t/beta1.yaml:" in output and "resume_from_checkpoint is true, but output_dir" in output
+        )
+    (tmp_path / "ckpt").mkdir()
+    assert "no trainer_state.json" in trl_resume._folder_missing("ckpt")  # a folder: transformers reads it
+    (tmp_path / "ckpt" / "trainer_state.json").write_text("{}")
+    assert trl_resume._folder_missing("ckpt") is None and trl_resume._folder_missing("../elsewhere") is None
+
+
+@pytest.mark.parametrize(("flags", "refused"), [("", False), (" --dataset_config other", True)])
+def test_the_command_lines_dataset_config_is_the_one_looked_for_in_the_cache(
+    tmp_path, monkeypatch, flags, refused
+):
+    """Offline, `--dataset_config other` over the config's `main`: `load_dataset` looks for `other`,
+    which the cache has not; the check looked for the config's `main` and let every run fail."""
+    project = tmp_path / "project"
+    (project / "trl-lib" / "tldr").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    _cached_hub_dataset(tmp_path / "cache", "trl-lib/my_prefs", "main")
+    _sweep(project, {"bf16": False, "dataset_name": "trl-lib/my_prefs", "dataset_config": "main"})
+    code, output = _run(command=TRL + flags)
+    assert code == (2 if refused else 0), output

@@ -60,7 +60,6 @@ def test_one_trl_run_without_output_dir_is_refused_too(tmp_path, monkeypatch):
     "command",
     [
         "trl grpo --config {config} --output_dir {run_dir}",  # the command names the folder
-        "trl vllm-serve --config {config}",  # no training command
         "python train.py --config {config}",  # not trl: its defaults are not known here
         "python -m trl.scripts.vllm_serve --config {config}",  # TRL's, but no training command
         "python -m mytrl.scripts.grpo --config {config}",

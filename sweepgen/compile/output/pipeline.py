@@ -40,7 +40,13 @@ from sweepgen.compile.output.verify.readback import check_reads_back
 from sweepgen.compile.output.verify.value_types import check_types_kept
 from sweepgen.compile.output.verify.yaml_dialects import check_reads_alike
 from sweepgen.compile.schema.choices import check_choices
-from sweepgen.compile.schema.validate import Validator, check_schema, imports_disabled, load_validator
+from sweepgen.compile.schema.validate import (
+    Validator,
+    check_schema,
+    imports_disabled,
+    load_validator,
+    trl_command,
+)
 from sweepgen.compile.spec import seeds
 from sweepgen.compile.spec.model import Spec, display_path, load_spec
 from sweepgen.compile.spec.request import resources as spec_resources
@@ -417,6 +423,7 @@ def _lock(
     previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
     inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
     resources = spec_resources.lock_block(spec.model.resources)
+    report = _with_trl_trainer(report, trl_command(spec))
     return lock.build(
         sweep=spec.name,
         spec=spec_rel,
@@ -428,6 +435,14 @@ def _lock(
         resources=resources,
         report=report,
     )
+
+
+def _with_trl_trainer(report: dict[str, Any] | None, command: str | None) -> dict[str, Any] | None:
+    """The report block with ``trl``: the TRL command the spec's schema is written for (``trl:X``, or
+    a file exported from it: validate.trl_command); `report` takes that trainer's natural objective
+    where the runs' recorded command does not say (a script of the person's own). Recorded as a
+    name, read back as data, never run."""
+    return report if command is None else {**(report or {}), "trl": command}
 
 
 def _recorded_inputs(sweep_dir: str) -> dict[str, str] | None:

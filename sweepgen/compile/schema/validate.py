@@ -16,6 +16,7 @@ import importlib
 import importlib.machinery
 import json
 import os
+import re
 import sys
 import typing
 from collections.abc import Callable, Iterator
@@ -410,6 +411,38 @@ def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
     return lambda config: [
         (path, f"{message} ({stale})") for path, message in jsonschema_subset.validate(config, schema)
     ]
+
+
+def trl_command(spec: Spec) -> str | None:
+    """The TRL command the spec's schema is written for: ``trl:X``'s X, or the ``source`` a schema
+    file exported from one records (``sweepgen init --schema trl:X`` writes such a file); None for
+    any other schema. The file is read as data."""
+    ref = spec.model.schema_
+    if ref is None or not ref.endswith(".json"):
+        return _trl_named(ref) if ref is not None else None
+    source = _exported_from(spec, ref)
+    return trl_cli.command_of(source) if isinstance(source, str) else None
+
+
+def _exported_from(spec: Spec, ref: str) -> object:
+    """The ``source`` a schema file's export stamp records (None where it has none)."""
+    loc = spec.loc(("schema",))
+    full = project.resolve(spec.project, spec.dir, ref, what="schema file", loc=loc)
+    if not os.path.exists(full):
+        return None
+    schema = _parse_json(project.read_regular(full, what="schema file", loc=loc), ref, loc)
+    stamp = schema.get(schema_export.STAMP) if isinstance(schema, dict) else None
+    return stamp.get("source") if isinstance(stamp, dict) else None
+
+
+# `schema: trl:SFTConfig` (TRL's config class, as module:Class): the trainer it configures
+_TRL_CLASS = re.compile(r"trl(?:\.[\w.]+)?:(GRPO|RLOO|SFT|DPO|KTO|Reward|Distillation)Config")
+
+
+def _trl_named(ref: str) -> str | None:
+    """``trl:grpo``'s ``grpo``; ``trl:SFTConfig``'s ``sft``."""
+    match = _TRL_CLASS.fullmatch(ref)
+    return match.group(1).lower() if match else trl_cli.command_of(ref)
 
 
 def _exported_elsewhere(schema: Any, ref: str, path: str) -> str | None:

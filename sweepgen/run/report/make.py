@@ -531,13 +531,19 @@ def _likely_metric(report: rep.Report, request: Request) -> Guessed | None:
 
 
 def _trl_objective(report: rep.Report, logged: Sequence[str]) -> Guessed | None:
-    """The natural objective of the TRL trainer every finished run's recorded command runs."""
-    trainer = trl_objective.trainer(r.command for r in report.finished)
+    """The natural objective of the TRL trainer every finished run's recorded command runs; where no
+    command names a TRL trainer (a script of the person's own), the one the spec's ``schema: trl:X``
+    named (recorded in the lock's report block)."""
+    commands = [r.command for r in report.finished]
+    trainer = trl_objective.trainer(commands)
+    told = "their recorded command"
+    if trainer is None and not trl_objective.any_trainer(commands):
+        trainer, told = (report.block or {}).get("trl"), "the spec's `schema: trl:X`"
     chosen = trl_objective.choose(trainer, logged)
     if trainer is None or chosen is None:
         return None
     mode = direction.default_mode(chosen)
-    return Guessed(chosen, mode, trl_objective.why(trainer, chosen, mode))
+    return Guessed(chosen, mode, trl_objective.why(trainer, chosen, mode, told))
 
 
 def _logged_reward(logged: Sequence[str]) -> Guessed | None:

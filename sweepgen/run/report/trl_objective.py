@@ -13,9 +13,11 @@ natural objective, best first, and the first one the runs logged is taken:
 - reward: ``accuracy`` (the share of pairs the reward model ranks right), eval's first, higher is
   better; else the loss.
 
-The runs are known to be TRL's only from the command each run's status recorded (``trl X ...``,
-``python -m trl.scripts.X``, or TRL's own ``trl/scripts/X.py``): nothing is guessed for any other
-command, where `report` still asks for --metric. The direction is the metric name's
+The runs are known to be TRL's from the command each run's status recorded (``trl X ...``,
+``python -m trl.scripts.X``, or TRL's own ``trl/scripts/X.py``), or, where no command names a TRL
+trainer (a script of the person's own), from the spec's ``schema: trl:X``, which the lock records
+as a name (``report.trl``: data, never run); nothing is guessed otherwise, and `report` still asks
+for --metric. The direction is the metric name's
 (sweepgen.direction.default_mode), and every output says which metric was chosen, why, and how to
 choose another.
 """
@@ -45,6 +47,11 @@ def trainer(commands: Iterable[Sequence[str]]) -> str | None:
     if len(found) != 1:
         return None
     return found.pop()
+
+
+def any_trainer(commands: Iterable[Sequence[str]]) -> bool:
+    """Whether one of ``commands`` runs a TRL trainer."""
+    return any(_trainer_of(words) is not None for words in commands)
 
 
 def _trainer_of(words: Sequence[str]) -> str | None:
@@ -78,11 +85,12 @@ def choose(name: str | None, logged: Sequence[str]) -> str | None:
     return next((m for m in OBJECTIVES.get(name or "", ()) if m in logged), None)
 
 
-def why(name: str, metric: str, mode: str) -> str:
-    """The note every output carries: what was chosen, why, and how to choose another."""
+def why(name: str, metric: str, mode: str, told: str = "their recorded command") -> str:
+    """The note every output carries: what was chosen, why (``told``: what says the runs are
+    ``name``'s), and how to choose another."""
     listed = ", ".join(OBJECTIVES[name])
     return (
-        f"the runs are TRL `{name}` runs (their recorded command): reporting `{metric}`, {mode} is better, "
+        f"the runs are TRL `{name}` runs ({told}): reporting `{metric}`, {mode} is better, "
         f"the first of its objectives ({listed}) the runs logged; choose another with --metric NAME "
         "(and --mode max|min)"
     )

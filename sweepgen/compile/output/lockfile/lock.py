@@ -79,7 +79,8 @@ class Lock:
     resources: dict[str, Any] | None
     base: dict[str, Any]
     files: list[LockFile]
-    # for `report`: the spec's seed path and held-out split (`seed:`) and sample's `digits`
+    # for `report`: the spec's seed path and held-out split (`seed:`), sample's `digits`, and `trl`:
+    # the TRL command a `schema: trl:X` names
     report: dict[str, Any] | None = None
 
     def config(self, entry: LockFile) -> dict[str, Any]:
@@ -381,7 +382,8 @@ def _optional_mapping(value: Any) -> dict[str, Any] | None:
 
 
 def _report_block(value: Any) -> dict[str, Any] | None:
-    """The lock's ``report`` entry (seed path, tune and test seeds, ``digits``, ``names``), each of
+    """The lock's ``report`` entry (seed path, tune and test seeds, ``digits``, ``names``, ``trl``: the
+    TRL command of a ``schema: trl:X`` spec), each of
     the kind the spec gives it: an edited lock's `digits: "x"` or `tune: 5` ended `report` in a
     traceback, and `digits: 100000000` wrote every number of the page with as many."""
     block = _optional_mapping(value)
@@ -393,10 +395,17 @@ def _report_block(value: Any) -> dict[str, Any] | None:
     for key in ("seed", "names"):
         if key in block:
             _str(block[key])
+    _trl_command(block)
     for key in ("tune", "test"):
         if block.get(key) is not None and not isinstance(block[key], list):
             raise TypeError(f"`report.{key}` is not a list of seeds")
     return block
+
+
+def _trl_command(block: dict[str, Any]) -> None:
+    """``report.trl``, where there: a TRL command's name (``sft``), which `report` reads as data."""
+    if "trl" in block and not _str(block["trl"]).isidentifier():
+        raise TypeError("`report.trl` is not a TRL command's name")
 
 
 def _file_entry(raw: Any, layer_sets: list[Any], version: int) -> LockFile:

@@ -116,8 +116,29 @@ def parse_command(command: str | None, *, shell: bool = False) -> tuple[str, ...
             f"--command has shell syntax ({' '.join(operators)}) but runs without a shell",
             hint="add --shell to run it with /bin/sh -c (placeholders are quoted for it)",
         )
+    _refuse_trl_tool(argv)
     _check_placeholders(argv)
     return argv
+
+
+# the `trl` CLI's commands that train nothing (TRL 1.16's trl/cli/commands: env.py, vllm_serve.py)
+_TRL_TOOLS = {
+    "env": "prints the versions installed (to paste into a bug report)",
+    "vllm-serve": "starts a vLLM server a GRPO run generates with (`use_vllm: true`, `vllm_mode: server`)",
+}
+
+
+def _refuse_trl_tool(argv: Sequence[str]) -> None:
+    """`--command "trl env"`: a `trl` command that trains nothing and reads no config is no run."""
+    if len(argv) < 2 or os.path.basename(argv[0]) != "trl" or argv[1] not in _TRL_TOOLS:
+        return
+    raise UserError(
+        f"--command runs `trl {argv[1]}`, which {_TRL_TOOLS[argv[1]]}: it trains nothing and reads "
+        "no config, so it cannot be a run of the sweep",
+        location=Location("--command"),
+        hint=f"run `trl {argv[1]}` yourself in a shell; give `run` the training command, e.g. "
+        "--command 'trl grpo --config {config}' (or sft, dpo, ...)",
+    )
 
 
 def _check_placeholders(argv: Sequence[str]) -> None:

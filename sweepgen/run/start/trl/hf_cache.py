@@ -1,7 +1,17 @@
 """Whether `datasets` has a Hub dataset ``org/name`` in its own cache, where ``load_dataset``
 loads it from when the Hub is off: datasets' ``CachedDatasetModuleFactory`` and the cache builder's
 ``_find_hash_in_cache`` (datasets 5.2, ``datasets/load.py``, ``packaged_modules/cache/cache.py``),
-read as they read it, without importing datasets (the core has none).
+read as they read it, without importing datasets (the core has none). Whether transformers has a
+Hub model's ``config.json`` in huggingface_hub's cache, where ``from_pretrained`` reads it offline:
+huggingface_hub's own ``try_to_load_from_cache`` (imported only then; it reads files, never the
+network).
+
+Whether a run is offline, as the run's own libraries decide it (checked against TRL 1.16 scripts):
+huggingface_hub reads ``HF_HUB_OFFLINE`` (else ``TRANSFORMERS_OFFLINE``) once, when imported, which
+a TRL script does before its ``TrlParser`` applies the config's ``env:`` block; ``datasets`` is
+imported after it (in the script's ``main``) and reads ``HF_DATASETS_OFFLINE``, else huggingface_hub's
+answer. ``trl X`` parses the config in the CLI's process, whose environment the launched script
+inherits: there ``env:`` counts for both.
 
 The cache is ``HF_DATASETS_CACHE``, else ``$HF_HOME/datasets``, else
 ``$XDG_CACHE_HOME/huggingface/datasets`` (``~/.cache``): ``<org>___<name in snake case>/<config>/
@@ -43,6 +53,59 @@ def has_dataset(name: str, config: Mapping[str, Any]) -> bool:
         os.path.join(glob.escape(root), glob.escape(wanted) if isinstance(wanted, str) else "*", "*", "*")
     )
     return any(_own_config(Path(folder)) for folder in found)
+
+
+_TRUE = ("1", "ON", "YES", "TRUE")  # huggingface_hub.constants.ENV_VARS_TRUE_VALUES
+_HUB_CACHE_KEYS = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")
+
+
+def run_environ(config: Mapping[str, Any], *, cli: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """The environment a run's huggingface_hub and its ``datasets`` read: this process's, with the
+    config's ``env:`` (as TrlParser sets it, ``str(value)``) for huggingface_hub only under ``trl X``
+    (``cli``), for ``datasets`` always."""
+    block = config.get("env")
+    given = {str(k): str(v) for k, v in block.items()} if isinstance(block, dict) else {}
+    here = dict(os.environ)
+    return ({**here, **given} if cli else here), {**here, **given}
+
+
+def hub_offline(environ: Mapping[str, str]) -> bool:
+    """huggingface_hub.constants.HF_HUB_OFFLINE, read from ``environ``."""
+    value = environ.get("HF_HUB_OFFLINE") or environ.get("TRANSFORMERS_OFFLINE")
+    return value is not None and value.upper() in _TRUE
+
+
+def datasets_offline(hub: Mapping[str, str], datasets: Mapping[str, str]) -> bool:
+    """datasets.config.HF_HUB_OFFLINE: ``HF_DATASETS_OFFLINE`` where set, else huggingface_hub's."""
+    value = datasets.get("HF_DATASETS_OFFLINE")
+    return hub_offline(hub) if value is None else value.upper() in _TRUE
+
+
+def has_model(name: str, revision: str, config: Mapping[str, Any]) -> bool | None:
+    """Whether huggingface_hub's cache holds the Hub model ``name``'s ``config.json`` at ``revision``
+    (``from_pretrained``'s first read offline); True too when the config's ``env:`` names another
+    cache; None: not known here (no huggingface_hub beside sweepgen, or no Hub id it takes)."""
+    block = config.get("env")
+    if isinstance(block, dict) and any(k in block for k in _HUB_CACHE_KEYS):
+        return True
+    try:
+        from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415 - the run's own reader, only here
+    except ImportError:
+        return None
+    try:
+        found = try_to_load_from_cache(name, "config.json", cache_dir=hub_cache(), revision=revision)
+    except ValueError:  # not a repo id it takes (HFValidationError): transformers says so itself
+        return None
+    return isinstance(found, str)
+
+
+def hub_cache() -> str:
+    """huggingface_hub.constants.HF_HUB_CACHE, from this process's environment now (its spelling)."""
+    env, user = os.environ, os.path.expanduser
+    home = os.path.join(env.get("XDG_CACHE_HOME", os.path.join(user("~"), ".cache")), "huggingface")
+    home = os.path.expandvars(user(env.get("HF_HOME", home)))
+    legacy = env.get("HUGGINGFACE_HUB_CACHE", os.path.join(home, "hub"))
+    return os.path.expandvars(user(env.get("HF_HUB_CACHE", legacy)))
 
 
 def datasets_cache() -> str:

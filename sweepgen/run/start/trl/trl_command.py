@@ -40,6 +40,12 @@ def check(command: Sequence[str]) -> None:
     )
 
 
+def runs_cli(command: Sequence[str]) -> bool:
+    """Whether ``command`` is the ``trl`` CLI's (``trl grpo ...``): it parses the config, and applies
+    its ``env:``, in its own process before launching TRL's script."""
+    return len(command) >= 2 and os.path.basename(command[0]) == "trl"
+
+
 def commands() -> frozenset[str]:
     """The installed TRL CLI's commands, read from its source; empty when it is not there."""
     registry = pysource.parsed(_PACKAGE)

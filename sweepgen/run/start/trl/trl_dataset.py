@@ -32,17 +32,27 @@ from sweepgen.run.start.config_where import key_location
 from sweepgen.run.start.trl import hf_cache
 
 
-def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], *, from_command: bool = False) -> None:
+def judge(
+    sweep_dir: Path,
+    task: RunTask,
+    config: Mapping[str, Any],
+    *,
+    from_command: bool = False,
+    cli: bool = False,
+) -> None:
     """Exit 2 when the run's ``dataset_name`` (``from_command``: given on the command line, over the
     config's), or the ``path`` of an entry of its ``datasets`` mixture (which wins over it), means
-    a folder of the working folder that is not there."""
+    a folder of the working folder that is not there (``cli``: run by ``trl X``, whose ``env:``
+    reaches huggingface_hub: hf_cache.run_environ)."""
     mixture = config.get("datasets")
+    offline = hf_cache.datasets_offline(*hf_cache.run_environ(config, cli=cli))
     if not mixture:
-        _judge_name(sweep_dir, task, config, config.get("dataset_name"), ("dataset_name",), from_command)
+        name = config.get("dataset_name")
+        _judge_name(sweep_dir, task, config, name, ("dataset_name",), from_command, offline)
         return
     for i, entry in enumerate(mixture if isinstance(mixture, list) else []):
         path = entry.get("path") if isinstance(entry, dict) else None
-        _judge_name(sweep_dir, task, config, path, ("datasets", i, "path"), False)
+        _judge_name(sweep_dir, task, config, path, ("datasets", i, "path"), False, offline)
 
 
 def _judge_name(
@@ -52,13 +62,14 @@ def _judge_name(
     name: object,
     where: tuple[str | int, ...],
     from_command: bool,
+    offline: bool,
 ) -> None:
     """Exit 2 when ``name`` (the config's value at ``where``) means a missing folder here."""
     if not _judged(name):
         return
     assert isinstance(name, str)
     close = _close(name)
-    if not (_path(name) or (_under_folder(name) and _hub_unreachable(name, config, close))):
+    if not (_path(name) or (_under_folder(name) and _hub_unreachable(name, config, close, offline))):
         return
     label = where[0] if len(where) == 1 else f"datasets[{where[1]}].path"
     refusal = ConfigError(
@@ -77,13 +88,22 @@ def _judge_name(
 
 
 def judge_model(
-    sweep_dir: Path, task: RunTask, config: Mapping[str, Any], *, from_command: bool = False
+    sweep_dir: Path,
+    task: RunTask,
+    config: Mapping[str, Any],
+    *,
+    from_command: bool = False,
+    cli: bool = False,
 ) -> None:
     """Exit 2 when the run's ``model_name_or_path`` can only be a path (``./models/qwen``, two
     ``/``: never a Hub id) of the working folder and is not there: transformers' ``from_pretrained``
-    then refuses it as a Hub id at each run's start ("Repo id must be in the form ...")."""
+    then refuses it as a Hub id at each run's start ("Repo id must be in the form ..."); or is a
+    Hub id the run's huggingface_hub, offline, has not in its cache (``_judge_cached``)."""
     name = config.get("model_name_or_path")
-    if not _judged(name) or not _path(str(name)):
+    if not _judged(name):
+        return
+    if not _path(str(name)):
+        _judge_cached(sweep_dir, task, config, str(name), from_command, cli)
         return
     close = _close(str(name))
     raise ConfigError(
@@ -100,12 +120,42 @@ def judge_model(
     )
 
 
+def _judge_cached(
+    sweep_dir: Path, task: RunTask, config: Mapping[str, Any], name: str, from_command: bool, cli: bool
+) -> None:
+    """Exit 2 when the Hub model ``name`` (at the config's ``model_revision``, TRL's default
+    ``main``) is not in huggingface_hub's cache and the run's huggingface_hub is offline
+    (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE``; ``env:`` only under ``trl X``: hf_cache): transformers
+    then fails at each run's start ("couldn't connect to 'https://huggingface.co' ... couldn't find
+    them in the cached files"). Nothing goes to the network: only the cache is read."""
+    hub, _ = hf_cache.run_environ(config, cli=cli)
+    revision = config.get("model_revision", "main")
+    if not hf_cache.hub_offline(hub) or not isinstance(revision, str):
+        return
+    if hf_cache.has_model(name, revision, config) is not False:
+        return
+    at = "" if revision == "main" else f" at revision {revision!r}"
+    refusal = ConfigError(
+        f"model_name_or_path {name!r} is a Hub model id, the Hub is off for the runs (HF_HUB_OFFLINE or "
+        f"TRANSFORMERS_OFFLINE), and huggingface_hub's cache ({hf_cache.hub_cache()}) has no copy of it{at}: "
+        "transformers' from_pretrained would fail at each run's start",
+        location=Location("--command")
+        if from_command
+        else key_location(sweep_dir, task, "model_name_or_path"),
+        key="model_name_or_path",
+        hint=f"download it once while online (`hf download {name}`), or unset HF_HUB_OFFLINE for the runs, "
+        "or name a local folder holding the model",
+    )
+    refusal.reads = frozenset({"model_name_or_path", "model_revision", "env"})
+    raise refusal
+
+
 def _judged(name: object) -> bool:
     """Whether the name is one to judge: a string, spelled inside the working folder and not there."""
-    return isinstance(name, str) and _inside(name) and not os.path.exists(name)
+    return isinstance(name, str) and inside_here(name) and not os.path.exists(name)
 
 
-def _inside(name: str) -> bool:
+def inside_here(name: str) -> bool:
     """Whether the name, read as a path from the working folder, stays in it, links resolved (its
     spelling checked first, so a name spelled outside is never looked up)."""
     if not name or "\0" in name or name.startswith("~"):
@@ -125,22 +175,11 @@ def _under_folder(name: str) -> bool:
     return bool(slash) and os.path.isdir(first)
 
 
-def _hub_unreachable(name: str, config: Mapping[str, Any], close: str | None) -> bool:
+def _hub_unreachable(name: str, config: Mapping[str, Any], close: str | None, offline: bool) -> bool:
     """Whether ``org/name``, with a folder ``org`` here, cannot be the Hub dataset it spells: a name
-    close to it in that folder (a typo), or the Hub off; either way unless `datasets` has it in its
-    cache, where offline it loads it from (hf_cache)."""
-    return (close is not None or _offline(config)) and not hf_cache.has_dataset(name, config)
-
-
-_OFFLINE = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-
-
-def _offline(config: Mapping[str, Any]) -> bool:
-    """Whether the run's ``datasets`` may not reach the Hub: set here, or in the config's ``env:``."""
-    block = config.get("env")
-    env: Mapping[str, Any] = block if isinstance(block, dict) else {}
-    given = [os.environ.get(k) for k in _OFFLINE] + [env.get(k) for k in _OFFLINE]
-    return any(str(v).strip().lower() in ("1", "true", "yes", "on") for v in given if v is not None)
+    close to it in that folder (a typo), or the Hub off for the run's ``datasets`` (``offline``);
+    either way unless `datasets` has it in its cache, where offline it loads it from (hf_cache)."""
+    return (close is not None or offline) and not hf_cache.has_dataset(name, config)
 
 
 def _close(name: str) -> str | None:

@@ -3,8 +3,11 @@ installed TRL CLI does not have (trl_command), one vLLM server for
 runs at once (vllm_server), runs differing only in a value TRL ignores (trl_ignored), a reward
 function TRL cannot load (trl_rewards), more accelerate processes than a run's GPUs
 (trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
-refuses at the run's process count (trl_generation); and, for runs started on this machine, a
-local dataset folder that is not there (trl_dataset) or bf16 without a GPU (trl_precision), judged
+refuses at the run's process count (trl_generation), ``use_vllm`` without vLLM installed
+(trl_vllm), a ``report_to`` tracker transformers lacks or whose library is not installed
+(trl_report_to); and, for runs started on this machine, a
+local dataset folder that is not there (trl_dataset), a checkpoint to resume from that is not there
+(trl_resume) or bf16 without a GPU (trl_precision), judged
 after the rest. A key the command line sets as a flag (``--use_peft``, ``--num_generations 4``) is
 TRL's over the config: what reads it from the config is not judged (``--bf16 false`` is read).
 
@@ -42,7 +45,10 @@ from sweepgen.run.start.trl import (
     trl_own_script,
     trl_precision,
     trl_processes,
+    trl_report_to,
+    trl_resume,
     trl_rewards,
+    trl_vllm,
 )
 
 
@@ -241,6 +247,8 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
                 trl_processes.judge(sweep_dir, task, launched, counts, gpus_each)
             with _reading("env"):
                 trl_env.judge(sweep_dir, task, config, gpus_each)
+        trl_vllm.judge(sweep_dir, task, config, script, command, context.flags, cpu_here=cpu_here)
+        trl_report_to.judge(sweep_dir, task, config, command, context.flags)
         processes = _processes(launched, counts, command, gpus_each, cpu_here)
         with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
@@ -306,9 +314,14 @@ def _judge_here(
     (another environment's is not known to raise) and the machine has none."""
     bf16_judged = context.gpus_each is None and installed_source.same_environment(context.command)
     cpu_only = bf16_judged and trl_precision.no_accelerator()
+    cli = trl_command.runs_cli(context.command)  # `trl X`: the config's env: reaches huggingface_hub
     for task, config in configs:
-        trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given)
-        trl_dataset.judge_model(context.sweep_dir, task, config, from_command="model_name_or_path" in given)
+        trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given, cli=cli)
+        trl_dataset.judge_model(
+            context.sweep_dir, task, config, from_command="model_name_or_path" in given, cli=cli
+        )
+        with _reading("resume_from_checkpoint", "output_dir"):
+            trl_resume.judge(context.sweep_dir, task, config, context.flags)
         if cpu_only:
             with _reading("bf16", "fp16", "use_cpu"):
                 trl_precision.judge(context.sweep_dir, task, config, context.flags)

@@ -1,0 +1,71 @@
+"""``resume_from_checkpoint`` naming no checkpoint there is: refused before any local run starts.
+
+TRL's scripts hand ``resume_from_checkpoint`` to ``trainer.train`` (TRL 1.16, every script), and
+its TrlParser keeps a config's ``true`` a bool: transformers' Trainer then resumes from the last
+``checkpoint-N`` folder of ``output_dir`` and raises "No valid checkpoint found in output directory"
+where there is none (a sweep's first start), or, given a folder, reads its ``trainer_state.json``
+and fails where that folder is no checkpoint ("Can't find a valid checkpoint at ..."). Each run
+then fails at its start, after the model loaded. Judged for runs started here, where a folder's
+name stays inside the working folder (nothing outside is looked at: SECURITY.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import ConfigError, Location
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.start.config_where import key_location
+from sweepgen.run.start.trl.trl_dataset import inside_here
+
+_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")  # transformers.trainer_utils._re_checkpoint
+_KEY = "resume_from_checkpoint"
+
+
+def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], flags: Mapping[str, str | None]) -> None:
+    """Exit 2 when the run resumes (its config, the command line's ``--resume_from_checkpoint`` over
+    it) from a checkpoint that is not there."""
+    from_command = _KEY in flags
+    value = flags[_KEY] if from_command else config.get(_KEY)  # a flag's value: a string, as TrlParser's
+    output_dir = flags.get("output_dir") or config.get("output_dir")
+    problem = _last_missing(output_dir) if value is True else _folder_missing(value)
+    if problem is None:
+        return
+    refusal = ConfigError(
+        f"{_KEY} is {'true' if value is True else repr(value)}, but {problem}: transformers' Trainer "
+        "raises at each run's start",
+        location=Location("--command") if from_command else key_location(sweep_dir, task, _KEY),
+        key=_KEY,
+        hint="drop resume_from_checkpoint for a first start, and set it once the runs have saved "
+        "checkpoints; or name a checkpoint-N folder that holds trainer_state.json",
+    )
+    refusal.reads = frozenset({_KEY, "output_dir"})
+    raise refusal
+
+
+def _last_missing(output_dir: object) -> str | None:
+    """``true``: what is missing where transformers looks (get_last_checkpoint of ``output_dir``)."""
+    if not isinstance(output_dir, str) or not inside_here(output_dir) or _has_checkpoint(output_dir):
+        return None
+    return f"output_dir {output_dir!r} holds no checkpoint-N folder to resume from"
+
+
+def _has_checkpoint(folder: str) -> bool:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(_CHECKPOINT.match(n) and os.path.isdir(os.path.join(folder, n)) for n in names)
+
+
+def _folder_missing(value: object) -> str | None:
+    """A folder: what is missing in it (its ``trainer_state.json``, which transformers reads)."""
+    if not isinstance(value, str) or not value.strip() or not inside_here(value):
+        return None
+    if os.path.isfile(os.path.join(value, "trainer_state.json")):
+        return None
+    return f"{value!r} is no checkpoint folder (no trainer_state.json in it)"
