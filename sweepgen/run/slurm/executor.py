@@ -60,7 +60,7 @@ from sweepgen.run.core.plan.tasks import load_sweep
 from sweepgen.run.core.plan.trackers import tracker_env
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import RunShape, shape_from_lock
-from sweepgen.run.slurm import launch, ownership
+from sweepgen.run.slurm import launch, ownership, ranks
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.journal import JOURNAL, read_journal, submitted_as
 from sweepgen.run.slurm.journal import submission_lock as _submission_lock
@@ -600,11 +600,43 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
     for task in tasks:
         status = read_status(task.run_dir)
         job = _job_of(status, jobs, task.run_dir)
-        new = reconcile(task, status, job)
+        new = _said_declined(task, status, job, reconcile(task, status, job))
         if persist and new is not None and new is not status and _worth_keeping(status, new):
             note = _record_learned(task, status, new) or note
         views.append(RunView(task, _as_slurm_says(new, job), job, note=note))
     return views
+
+
+def _said_declined(
+    task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo | None, new: RunStatus | None
+) -> RunStatus | None:
+    """A job that ended without recording the run's end because it declined to start it (the run's
+    lock held by another process, or the run not this job's to start: task.py) says so, from its
+    participants' decline note (ranks.py), rather than "the run recorded no end"; also where Slurm
+    no longer (or, without accounting, never) says how the job ended: the note is the job's own
+    record, written as it exited. Not for a job Slurm still runs or holds (a requeue)."""
+    if status is None or new is None or status.state in TERMINAL or (job is not None and not job.ended):
+        return new
+    job_id = status.ids.get("job_id")
+    if new.state not in (RunState.FAILED, RunState.RUNNING) or not job_id:
+        return new  # (an end Slurm said otherwise, a cancel or a timeout, stands)
+    try:  # a note older than the status file is not the job's last word (a requeue started since)
+        written = runfs.lstat(task.run_dir / STATUS_FILE).st_mtime
+    except OSError:
+        return new
+    note = ranks.declined(task.run_dir, str(job_id), after=written)
+    if note is None:
+        return new
+    return replace(
+        new,
+        state=RunState.FAILED,
+        exit_code=note.exit_code,
+        ended=new.ended or utc_now(),
+        reason=(
+            f"its Slurm job {job_id} started nothing: the run {note.why} ({note.label} declined, "
+            f"exit {note.exit_code}; see the submitit log)"
+        ),
+    )
 
 
 def _job_ids(tasks: Sequence[RunTask]) -> list[str]:
