@@ -615,18 +615,10 @@ def _said_declined(
     participants' decline note (ranks.py), rather than "the run recorded no end"; also where Slurm
     no longer (or, without accounting, never) says how the job ended: the note is the job's own
     record, written as it exited. Not for a job Slurm still runs or holds (a requeue)."""
-    if status is None or new is None or status.state in TERMINAL or (job is not None and not job.ended):
+    note = _decline_note(task, status, job, new)
+    if note is None or status is None or new is None:
         return new
     job_id = status.ids.get("job_id")
-    if new.state not in (RunState.FAILED, RunState.RUNNING) or not job_id:
-        return new  # (an end Slurm said otherwise, a cancel or a timeout, stands)
-    try:  # a note older than the status file is not the job's last word (a requeue started since)
-        written = runfs.lstat(task.run_dir / STATUS_FILE).st_mtime
-    except OSError:
-        return new
-    note = ranks.declined(task.run_dir, str(job_id), after=written)
-    if note is None:
-        return new
     return replace(
         new,
         state=RunState.FAILED,
@@ -637,6 +629,31 @@ def _said_declined(
             f"exit {note.exit_code}; see the submitit log)"
         ),
     )
+
+
+def _decline_note(
+    task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo | None, new: RunStatus | None
+) -> ranks.Note | None:
+    """The decline note (ranks.py) of the job ``status`` names, where it is that job's last word:
+    the job is not live in Slurm, the status file records no end and was written before the note
+    (an older note is not: a requeue started since), and Slurm said no other end (a cancel, a
+    timeout stands)."""
+    if status is None or new is None or not _unended_record(status, job, new):
+        return None
+    job_id = status.ids.get("job_id")
+    if not job_id:
+        return None
+    try:
+        written = runfs.lstat(task.run_dir / STATUS_FILE).st_mtime
+    except OSError:
+        return None
+    return ranks.declined(task.run_dir, str(job_id), after=written)
+
+
+def _unended_record(status: RunStatus, job: slurm_query.JobInfo | None, new: RunStatus) -> bool:
+    """The status file records no end, Slurm runs or holds the job no more, and said no other end."""
+    live = job is not None and not job.ended
+    return status.state not in TERMINAL and not live and new.state in (RunState.FAILED, RunState.RUNNING)
 
 
 def _job_ids(tasks: Sequence[RunTask]) -> list[str]:

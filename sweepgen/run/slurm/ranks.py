@@ -86,17 +86,8 @@ def declined(run_dir: Path, job: str, *, after: float | None = None) -> Note | N
     supervisor's first, else the first written), written ``after`` that file time if given; None
     when none did. For `status`: a job that ended without recording the run's end says why, where
     it declined."""
-    folder = run_dir / NOTES_DIR
-    try:
-        names = [n for n in runfs.listdir(folder) if n.endswith(".json")]
-    except OSError:
-        return None
-    found = [n for name in sorted(names) if (n := _read_note(folder / name, besides=""))]
-    mine = [
-        note
-        for when, note in sorted(found, key=lambda p: p[0])
-        if note.why and note.job == job and (after is None or when >= after)
-    ]
+    since = after if after is not None else float("-inf")
+    mine = [note for when, note in _every_note(run_dir / NOTES_DIR) if _declined_by(note, job, when >= since)]
     return next((n for n in mine if n.label in ("node0", "rank0")), next(iter(mine), None))
 
 
@@ -112,6 +103,21 @@ def notes(run_dir: Path, key: str, *, besides: str) -> list[Note]:
     return [note for _, note in sorted(found, key=lambda pair: pair[0])]
 
 
+def _declined_by(note: Note, job: str, recent: bool) -> bool:
+    return note.why is not None and note.job == job and recent
+
+
+def _every_note(folder: Path) -> list[tuple[float, Note]]:
+    """Every well-formed note in ``folder``, of any attempt, as (when it was written, the note), in
+    that order."""
+    try:
+        names = [n for n in runfs.listdir(folder) if n.endswith(".json")]
+    except OSError:
+        return []
+    found = [n for name in sorted(names) if (n := _read_note(folder / name, besides=""))]
+    return sorted(found, key=lambda pair: pair[0])
+
+
 def _read_note(path: Path, besides: str) -> tuple[float, Note] | None:
     """(when it was written, the note); None for ``besides``'s own note, for a note being replaced,
     or one not ours to judge (only well-formed notes count). Read as every run file is: never
@@ -123,14 +129,18 @@ def _read_note(path: Path, besides: str) -> tuple[float, Note] | None:
         return None
     if not isinstance(data, dict) or data.get("label") == besides:
         return None
-    code, why, job = data.get("exit_code"), data.get("why"), data.get("job")
+    code = data.get("exit_code")
     return when, Note(
         str(data.get("label")),
         code if isinstance(code, int) else 1,
         str(data.get("host")),
-        why=why if isinstance(why, str) else None,
-        job=job if isinstance(job, str) else None,
+        why=_text(data.get("why")),
+        job=_text(data.get("job")),
     )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def wait_watching(
@@ -192,17 +202,25 @@ def run_participant(
         )
         _signal_group(child, signal.SIGKILL)  # what the share left behind, in its group
         end_leftovers()  # and in sessions of their own (torchrun's workers)
-    if seen is not None and seen.why is not None and not stopped:
-        # another participant declined to start the run: this share ends with it, not a failure
-        # of its own (the supervisor's end, or its status, says why)
-        return "participant stopped: another participant declined to start the run"
-    if seen is not None and seen.exit_code == 0 and not stopped:
-        return "participant ended with the run"  # the supervisor ended cleanly: so did its run
+    ended_with = None if stopped else _ended_with(seen)
+    if ended_with is not None:
+        return ended_with
     if code != 0 and not stopped and seen is None:  # the first to fail says so; followers do not
         write_note(run_dir, key, part.label, code)
     if code != 0:
         sys.exit(code if code > 0 else 1)
     return "participant finished"
+
+
+def _ended_with(seen: Note | None) -> str | None:
+    """How a share that another participant's note stopped ended, where that is no failure of its
+    own: the supervisor ended cleanly (so did its run), or a participant declined to start the run
+    (the supervisor's end, or `status`, says why); None otherwise."""
+    if seen is not None and seen.why is not None:
+        return "participant stopped: another participant declined to start the run"
+    if seen is not None and seen.exit_code == 0:
+        return "participant ended with the run"
+    return None
 
 
 def become_subreaper() -> None:
