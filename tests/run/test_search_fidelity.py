@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from sweepgen.compile.spec.model import load_spec
 from sweepgen.run.core.base import Executor, ExecutorOptions, RunState, RunStatus, RunTask
 from sweepgen.run.core.plan.tasks import read_lock
 from sweepgen.run.search import stop as search_stop
-from sweepgen.run.search.controller import SearchController
+from sweepgen.run.search.controller import OWNER_ATTR, SearchController
 from sweepgen.run.search.trials import TrialRenderer
 
 SWEEP = Path("generated") / "fake_search"
@@ -87,7 +88,12 @@ class BurstExecutor(Executor):
         return False
 
 
-def _controller(root: Path, search: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> SearchController:
+def _controller(
+    root: Path,
+    search: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    executor_type: type[BurstExecutor] = BurstExecutor,
+) -> SearchController:
     monkeypatch.chdir(root)
     spec_path = write_search_project(root, search)
     done = sweepgen(root, "render", str(spec_path))
@@ -95,7 +101,7 @@ def _controller(root: Path, search: dict[str, Any], monkeypatch: pytest.MonkeyPa
     spec = load_spec(str(spec_path), "generated")
     renderer = TrialRenderer(SWEEP, spec, command=("python", "{config}"), done_file="summary.json")
     options = ExecutorOptions(sweep_dir=SWEEP, lock=read_lock(SWEEP))
-    return SearchController(SWEEP, spec, lambda: BurstExecutor(options), renderer)
+    return SearchController(SWEEP, spec, lambda: executor_type(options), renderer)
 
 
 def _drive(controller: SearchController, limit: int = 10_000) -> None:
@@ -277,3 +283,49 @@ def test_a_stop_request_ends_the_search_and_leaves_its_cancelled_trials_open(tmp
     again = SearchController(SWEEP, controller.spec, controller._make_executor, controller.renderer)
     assert not search_stop.requested(again.state_dir)
     again.close()
+
+
+class HeldExecutor(BurstExecutor):
+    """Its runs stay running (nothing logged), as on a cluster, until its controller dies."""
+
+    def __init__(self, options: ExecutorOptions) -> None:
+        super().__init__(options)
+        self.hold = True
+
+
+def test_a_trial_taken_over_asks_slurm_how_its_unrecorded_run_ended_and_tells_it_once(tmp_path, monkeypatch):
+    """A trial's `run` died while its Slurm job ran; the job then ran past its time limit before
+    its node could record the end (only Slurm knows: TIMEOUT). The next `run` takes the trial over:
+    before, it judged the run by its status file alone (`running`, its job gone: lost) and started
+    it again; now it asks Slurm as `status` does (Executor.observe), records the TIMEOUT and tells
+    the trial failed, as the controller that started it would have, starting nothing."""
+    import pwd
+
+    from sweepgen.run.core.base import read_status, utc_now, write_status
+    from sweepgen.run.slurm import executor as slurm
+    from sweepgen.run.slurm import query as slurm_query
+
+    first = _controller(tmp_path, {"n": 1, "parallel": 1, "sampler": "random"}, monkeypatch, HeldExecutor)
+    first.step()  # t0000 asked and "submitted"; its `run` then dies
+    (task,) = first.live[0].tasks
+    # claimed by a controller that is gone (this process's own name would still be alive)
+    first.live[0].trial.set_user_attr(OWNER_ATTR, "gone-host.1")
+    name = "sweepgen-fake_search"
+    ids = {"job_id": "7_0", "job_name": name}
+    write_status(task.run_dir, RunStatus(RunState.RUNNING, "slurm", started=utc_now(), ids=ids))
+    first.close()
+    me = pwd.getpwuid(os.getuid()).pw_name
+    ended = slurm_query.JobInfo("7_0", "TIMEOUT", name=name, source="sacct", user=me, workdir=str(tmp_path))
+    monkeypatch.setattr(slurm_query, "query_jobs", lambda ids: ({"7_0": ended}, None))
+    monkeypatch.setattr(slurm_query, "squeue", lambda ids: {})  # gone from the queue
+    monkeypatch.setattr(slurm, "_ALIVE_CACHE", {})
+    again = _controller(tmp_path, {"n": 1, "parallel": 1, "sampler": "random"}, monkeypatch)
+    try:
+        _drive(again, limit=20)
+    finally:
+        again.close()
+    (trial,) = again.study.get_trials()
+    assert trial.state.name == "FAIL", trial
+    assert not (task.run_dir / "summary.json").exists()  # never started again
+    status = read_status(task.run_dir)
+    assert status.state is RunState.FAILED and status.ids.get("slurm_state") == "TIMEOUT", status

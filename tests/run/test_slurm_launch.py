@@ -352,6 +352,68 @@ def test_a_supervisor_that_declines_stops_a_participant_that_started_its_share(t
     assert not (run_dir / "starts.rank0").exists()
 
 
+def wait_started(run_dir: Path, rank: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 120
+    while not (run_dir / f"starts.rank{rank}").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, f"rank {rank} never started"
+        time.sleep(0.05)
+
+
+def test_a_participant_that_declines_stops_the_supervisors_run_at_once_and_the_status_says_why(
+    tmp_path,
+):
+    """The supervisor's own look said yes and its rank runs; rank 1's look declines (here: its task
+    names no journal folder). Its decline note stops the supervisor's rank at once (before: it
+    waited for rank 1 until the job's time limit; here, for "go", which never comes), and the
+    status says which participant declined and why."""
+    from sweepgen.run.core.base import RunState, read_status
+
+    run_dir = stand_in_scontrol(tmp_path)
+    shape = RunShape(nodes=2, procs_per_node=1, launcher="srun")
+    supervisor = start_participant(tmp_path, 0, shape, "until go")
+    try:
+        wait_started(run_dir, 0, supervisor)
+        other = start_participant(tmp_path, 1, shape, "until go", journal=False)
+        assert other.wait(timeout=120) == 0  # it declined: no failure of its own
+        assert supervisor.wait(timeout=60) != 0  # stopped at once, not after a grace
+    finally:
+        (run_dir / "go").touch()  # (a rank left running, before, ends with the test)
+        supervisor.wait(timeout=60)
+    assert not (run_dir / "starts.rank1").exists()
+    status = read_status(run_dir)
+    assert status.state is RunState.FAILED, status
+    assert status.reason.startswith("node1 (on ") and "declined to start its share" in status.reason
+    assert "no Slurm jobs journal folder" in status.reason, status.reason
+
+
+def test_a_supervisor_that_finds_the_runs_lock_held_stops_the_participants_at_once(tmp_path):
+    """The run's lock is held by another process running the run: the supervisor exits 3 without
+    starting anything, and its decline note stops the participant that started its share at once
+    (before: it left no note, and that share waited for rank 0 until the job's time limit); the
+    note says why, for `status` (the Slurm-cluster test reads it there)."""
+    from sweepgen.run.core import runlock
+    from sweepgen.run.slurm import ranks
+
+    run_dir = stand_in_scontrol(tmp_path)
+    shape = RunShape(nodes=2, procs_per_node=1, launcher="srun")
+    held = runlock.acquire(run_dir)
+    assert held is not None
+    other = start_participant(tmp_path, 1, shape, "until go")
+    try:
+        wait_started(run_dir, 1, other)
+        supervisor = start_participant(tmp_path, 0, shape, "until go")
+        assert supervisor.wait(timeout=120) == 3
+        assert other.wait(timeout=60) == 0  # stopped at once, never told "go"
+    finally:
+        (run_dir / "go").touch()
+        other.wait(timeout=60)
+        os.close(held)
+    assert not (run_dir / "starts.rank0").exists()
+    note = ranks.declined(run_dir, "77")
+    assert note is not None and note.label == "rank0" and note.exit_code == 3
+    assert "locked by another process" in note.why
+
+
 # the grace rank 1 is given here: shorter than the product's, longer than the watch interval and a
 # stop on a loaded machine take together (a stop without the grace ends it ~1 s after the note)
 END_GRACE_S = 8.0

@@ -986,3 +986,30 @@ def test_a_run_folder_moved_while_its_slurm_job_runs_gets_its_end(tmp_path, link
     assert run_dir.is_symlink() == link
     if not link:
         assert read_status(run_dir) == ended
+
+
+def test_a_job_that_declined_to_start_its_run_says_why_in_status_as_sacct_ends_it(sweep_root, monkeypatch):
+    """The job's supervisor found the run's lock held by another process and exited 3, leaving its
+    decline note (ranks.py); sacct says FAILED 3:0. `status` says why the job started nothing
+    (before: "Slurm FAILED (exit 3) before the run recorded its end"); a note older than the status
+    file (a later start recorded since) is not the job's last word."""
+    from sweepgen.run.slurm import ranks
+    from sweepgen.run.slurm.task import LOCK_HELD
+
+    make_sweep(sweep_root, {"a": {}}, sweep="fake")
+    run_dir = sweep_root / "runs/fake/a"
+    write_run(
+        run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "9_0", "job_name": "sweepgen-fake"})
+    )
+    ranks.write_note(run_dir, "1234.0", "node0", 3, why=LOCK_HELD, job="9_0")
+    ended = JobInfo("9_0", "FAILED", name="sweepgen-fake", exit_code="3:0")
+    monkeypatch.setattr(slurm_query, "query_jobs", lambda ids: ({"9_0": ended}, None))
+    result = CliRunner().invoke(main, ["status", "generated/fake", "--format", "json"])
+    (row,) = json.loads(result.stdout)
+    assert row["state"] == "FAILED" and row["exit_code"] == 3, row
+    assert "its Slurm job 9_0 started nothing: the run is locked by another process" in row["reason"]
+    note = run_dir / ".sweepgen_ranks" / "1234.0.node0.json"
+    os.utime(note, (1, 1))  # older than the status file: a later attempt wrote since
+    result = CliRunner().invoke(main, ["status", "generated/fake", "--format", "json"])
+    (row,) = json.loads(result.stdout)
+    assert "before the run recorded its end" in row["reason"], row

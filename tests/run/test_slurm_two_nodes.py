@@ -16,6 +16,7 @@ slurmdbd is down.
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -28,7 +29,7 @@ from multiproc_support import (
     shape,
     starts,
 )
-from run_support import make_sweep
+from run_support import FAKE_COMMAND, make_sweep
 from slurm_support import cli, status_json, wait_until
 
 from sweepgen.run.logs.progress import ATTEMPT_MARK
@@ -98,3 +99,51 @@ def test_cancel_stops_every_node(cwd):
 def test_a_requeued_two_node_run_resumes_exactly(cwd):
     # srun here (torchrun is requeued on one node in test_slurm_multiproc.py): 4 ranks on 2 nodes
     requeue_and_resume(cwd, "twonodesrequeue", "srun", nodes=2)
+
+
+def test_a_supervisor_that_finds_the_runs_lock_held_ends_the_job_at_once_and_status_says_why(cwd, tmp_path):
+    """Node 0's participant finds the run's lock held by another process (here: this test), so it
+    starts nothing (exit 3); node 1's participant, whose own look said yes, has started its share.
+    Node 0's decline note stops node 1 at once (before: it left none, and node 1 waited for rank 0
+    until the job's time limit), and `status` says why the job started nothing (before: "Slurm
+    FAILED (exit 3) before the run recorded its end")."""
+    import subprocess
+
+    from sweepgen.run.core import runlock
+
+    sweep = "twonodeslockheld"
+    hold = tmp_path / "hold"  # node 1's share runs until stopped (never writes summary.json)
+    hold.touch()
+    folder = make_sweep(cwd, {"p": {"steps": 1, "hold_file": str(hold)}}, sweep=sweep)
+    shape(folder, "none", procs=1, nodes=2)
+    run_dir = cwd / "runs" / sweep / "p"
+    run_dir.mkdir(parents=True)
+    # the job waits behind a job holding both nodes while this test takes the run's lock (`run`
+    # would not submit a run whose lock is held)
+    blocker = subprocess.run(
+        ["sbatch", "--parsable", "--nodes=2", "--exclusive", "--wrap", "sleep 600", f"--chdir={tmp_path}"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip().split(";")[0]  # fmt: skip
+    held = None
+    try:
+        result = cli("run", f"generated/{sweep}", "--executor", "slurm", "--command", FAKE_COMMAND)
+        assert result.exit_code == 0, result.output
+        held = runlock.acquire(run_dir)
+        assert held is not None
+    finally:
+        subprocess.run(["scancel", blocker], check=True)
+    try:
+        rows = wait_until(
+            f"generated/{sweep}", lambda r: r["p"]["state"] == "FAILED", 90, "the job to end at once"
+        )
+    finally:
+        hold.unlink()
+        os.close(held)
+    reason = rows["p"]["reason"]
+    assert "started nothing: the run is locked by another process" in reason, reason
+    assert "declined, exit 3" in reason, reason
+    assert not (run_dir / "summary.json").exists()
+    deadline = time.monotonic() + 60  # node 1's share (its fake trainer) stopped, not left waiting
+    while processes_naming(f"generated/{sweep}/p.yaml"):
+        assert time.monotonic() < deadline, "node 1's share still runs"
+        time.sleep(0.2)

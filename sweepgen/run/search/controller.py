@@ -40,6 +40,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import Spec
 from sweepgen.compile.run_api import trials as search
+from sweepgen.errors import SweepgenError
 from sweepgen.run.core import runfiles, runlock
 from sweepgen.run.core.base import (
     PRUNED_REASON,
@@ -56,7 +57,7 @@ from sweepgen.run.core.base import (
     utc_now,
     write_status,
 )
-from sweepgen.run.core.registry import status_is_alive
+from sweepgen.run.core.registry import executor_class, status_is_alive
 from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.logs import metrics
 from sweepgen.run.search import best_value
@@ -310,6 +311,7 @@ class SearchController:
         """Whether the trial's run is to be started (new, or resumed in its run directory from its
         checkpoint); else it is recorded as ended, or watched while its trainer outlives a killed
         controller (and stopped, if the trial was pruned)."""
+        _record_observed(task)
         status = _as_it_is(task)
         if status is not None and (status.state is RunState.FINISHED or _pruned(status) or _failed(status)):
             live.ended[task.name] = status
@@ -392,6 +394,7 @@ class SearchController:
     def _watched_ended(self, live: _LiveTrial, task: RunTask) -> None:
         """A run a killed controller started has ended: finished, pruned, or resumed here."""
         live.watched.discard(task.name)
+        _record_observed(task)
         status = _as_it_is(task)
         if status is not None and status.state is RunState.FINISHED:
             live.ended[task.name] = status  # (also when it finished before its stop landed)
@@ -621,6 +624,24 @@ def _still_running(task: RunTask) -> bool:
     return status is not None and status.state not in TERMINAL and status_is_alive(status)
 
 
+def _record_observed(task: RunTask) -> None:
+    """How a run a killed controller started ended, where only its executor's observer knows it (a
+    Slurm job past its time, out of memory, failed before its node recorded the end): asked as
+    `status` asks it and recorded as `run` records it before it plans (Executor.observe), so the
+    trial taken over is told what its run did, as the controller that started it would have been,
+    never started again past an end Slurm knows. An observer that cannot be asked leaves the file as
+    it is (its run is judged by it, as before)."""
+    try:
+        status = read_status(task.run_dir)
+        if status is None or status.state in TERMINAL:
+            return
+        executor = executor_class(status.executor)
+        if executor.observer is not None:
+            executor.observe([task], persist=True)
+    except (SweepgenError, OSError):
+        return
+
+
 def _as_it_is(task: RunTask) -> RunStatus | None:
     """The run's status with the state the proof on disk gives it: a run whose controller was killed
     still says running in its status file, though its done file says it finished."""
@@ -641,7 +662,9 @@ def _failed(status: RunStatus) -> bool:
     said running) has no exit status, and is resumed."""
     if status.state is RunState.CANCELLED:
         return status.reason == CANCELLED_ALONE
-    return status.state is RunState.FAILED and status.exit_code is not None
+    # an end its executor's observer recorded (a Slurm job's TIMEOUT, OUT_OF_MEMORY) is true too
+    said = status.exit_code is not None or status.ids.get("slurm_state") is not None
+    return status.state is RunState.FAILED and said
 
 
 def _pruned(status: RunStatus | None) -> bool:

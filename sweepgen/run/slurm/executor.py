@@ -60,7 +60,7 @@ from sweepgen.run.core.plan.tasks import load_sweep
 from sweepgen.run.core.plan.trackers import tracker_env
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import RunShape, shape_from_lock
-from sweepgen.run.slurm import launch, ownership
+from sweepgen.run.slurm import launch, ownership, ranks
 from sweepgen.run.slurm import node_tasks as task_files
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.journal import JOURNAL, read_journal, submitted_as
@@ -604,11 +604,60 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
     for task in tasks:
         status = read_status(task.run_dir)
         job = _job_of(status, jobs, task.run_dir)
-        new = reconcile(task, status, job)
+        new = _said_declined(task, status, job, reconcile(task, status, job))
         if persist and new is not None and new is not status and _worth_keeping(status, new):
             note = _record_learned(task, status, new) or note
         views.append(RunView(task, _as_slurm_says(new, job), job, note=note))
     return views
+
+
+def _said_declined(
+    task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo | None, new: RunStatus | None
+) -> RunStatus | None:
+    """A job that ended without recording the run's end because it declined to start it (the run's
+    lock held by another process, or the run not this job's to start: task.py) says so, from its
+    participants' decline note (ranks.py), rather than "the run recorded no end"; also where Slurm
+    no longer (or, without accounting, never) says how the job ended: the note is the job's own
+    record, written as it exited. Not for a job Slurm still runs or holds (a requeue)."""
+    note = _decline_note(task, status, job, new)
+    if note is None or status is None or new is None:
+        return new
+    job_id = status.ids.get("job_id")
+    return replace(
+        new,
+        state=RunState.FAILED,
+        exit_code=note.exit_code,
+        ended=new.ended or utc_now(),
+        reason=(
+            f"its Slurm job {job_id} started nothing: the run {note.why} ({note.label} declined, "
+            f"exit {note.exit_code}; see the submitit log)"
+        ),
+    )
+
+
+def _decline_note(
+    task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo | None, new: RunStatus | None
+) -> ranks.Note | None:
+    """The decline note (ranks.py) of the job ``status`` names, where it is that job's last word:
+    the job is not live in Slurm, the status file records no end and was written before the note
+    (an older note is not: a requeue started since), and Slurm said no other end (a cancel, a
+    timeout stands)."""
+    if status is None or new is None or not _unended_record(status, job, new):
+        return None
+    job_id = status.ids.get("job_id")
+    if not job_id:
+        return None
+    try:
+        written = runfs.lstat(task.run_dir / STATUS_FILE).st_mtime
+    except OSError:
+        return None
+    return ranks.declined(task.run_dir, str(job_id), after=written)
+
+
+def _unended_record(status: RunStatus, job: slurm_query.JobInfo | None, new: RunStatus) -> bool:
+    """The status file records no end, Slurm runs or holds the job no more, and said no other end."""
+    live = job is not None and not job.ended
+    return status.state not in TERMINAL and not live and new.state in (RunState.FAILED, RunState.RUNNING)
 
 
 def _job_ids(tasks: Sequence[RunTask]) -> list[str]:

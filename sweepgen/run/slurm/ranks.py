@@ -18,6 +18,12 @@ The supervisor leaves a note whenever its share ends by itself, a clean end incl
 the others then get END_GRACE_S to end too, and are stopped after it, so a participant that
 would wait forever (a Ray worker's ``ray start --block``) never holds the job to its time limit;
 stopped so, a participant exits 0, as the run did.
+
+A participant that *declines* to start its share (its own look at the run's records says the job
+may not start the run: finished already, not its latest submission, the submission lock busy; or,
+for the supervisor, the run's lock held by another process) leaves a note of its own kind (``why``
+set, saying so): the others stop at once rather than wait for its ranks until the job's time limit,
+and ``status`` says why the job ended (``declined``).
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ class Note:
     label: str
     exit_code: int
     host: str
+    why: str | None = None  # set for a participant that declined to start its share: why it did
+    job: str | None = None  # the declining job (its id as status files name it), for ``declined``
 
 
 NOTE_BYTES = 64 << 10  # a note is one small JSON object
@@ -61,12 +69,26 @@ def attempt_key(env: dict[str, str] | os._Environ[str]) -> str:
     return f"{env.get('SLURM_JOB_ID', '0')}.{env.get('SLURM_RESTART_COUNT', '0')}"
 
 
-def write_note(run_dir: Path, key: str, label: str, exit_code: int) -> None:
+def write_note(
+    run_dir: Path, key: str, label: str, exit_code: int, *, why: str | None = None, job: str | None = None
+) -> None:
+    """This participant's note; ``why`` (and the job's id) for one that declined to start its share."""
     # the notes folder is created and written without following a link (runfs via write_json_atomic)
     folder = run_dir / NOTES_DIR
-    write_json_atomic(
-        folder / f"{key}.{label}.json", {"label": label, "exit_code": exit_code, "host": this_host()}
-    )
+    data: dict[str, object] = {"label": label, "exit_code": exit_code, "host": this_host()}
+    if why is not None:
+        data.update(why=why, job=job)
+    write_json_atomic(folder / f"{key}.{label}.json", data)
+
+
+def declined(run_dir: Path, job: str, *, after: float | None = None) -> Note | None:
+    """The note a participant of the Slurm job ``job`` left when it declined to start the run (the
+    supervisor's first, else the first written), written ``after`` that file time if given; None
+    when none did. For `status`: a job that ended without recording the run's end says why, where
+    it declined."""
+    since = after if after is not None else float("-inf")
+    mine = [note for when, note in _every_note(run_dir / NOTES_DIR) if _declined_by(note, job, when >= since)]
+    return next((n for n in mine if n.label in ("node0", "rank0")), next(iter(mine), None))
 
 
 def notes(run_dir: Path, key: str, *, besides: str) -> list[Note]:
@@ -81,6 +103,21 @@ def notes(run_dir: Path, key: str, *, besides: str) -> list[Note]:
     return [note for _, note in sorted(found, key=lambda pair: pair[0])]
 
 
+def _declined_by(note: Note, job: str, recent: bool) -> bool:
+    return note.why is not None and note.job == job and recent
+
+
+def _every_note(folder: Path) -> list[tuple[float, Note]]:
+    """Every well-formed note in ``folder``, of any attempt, as (when it was written, the note), in
+    that order."""
+    try:
+        names = [n for n in runfs.listdir(folder) if n.endswith(".json")]
+    except OSError:
+        return []
+    found = [n for name in sorted(names) if (n := _read_note(folder / name, besides=""))]
+    return sorted(found, key=lambda pair: pair[0])
+
+
 def _read_note(path: Path, besides: str) -> tuple[float, Note] | None:
     """(when it was written, the note); None for ``besides``'s own note, for a note being replaced,
     or one not ours to judge (only well-formed notes count). Read as every run file is: never
@@ -93,7 +130,17 @@ def _read_note(path: Path, besides: str) -> tuple[float, Note] | None:
     if not isinstance(data, dict) or data.get("label") == besides:
         return None
     code = data.get("exit_code")
-    return when, Note(str(data.get("label")), code if isinstance(code, int) else 1, str(data.get("host")))
+    return when, Note(
+        str(data.get("label")),
+        code if isinstance(code, int) else 1,
+        str(data.get("host")),
+        why=_text(data.get("why")),
+        job=_text(data.get("job")),
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def wait_watching(
@@ -112,8 +159,10 @@ def wait_watching(
             others = notes(run_dir, key, besides=me)
             if others:
                 seen = others[0]
-                # the supervisor's clean end leaves the others a moment to end on their own
-                stop_at = time.monotonic() + (END_GRACE_S if seen.exit_code == 0 else 0.0)
+                # the supervisor's clean end leaves the others a moment to end on their own; a
+                # failure, or a participant that declined (its ranks never come), stops at once
+                clean = seen.exit_code == 0 and seen.why is None
+                stop_at = time.monotonic() + (END_GRACE_S if clean else 0.0)
         if stop_at is not None and time.monotonic() >= stop_at:
             stop()
             stop_at = None
@@ -153,13 +202,25 @@ def run_participant(
         )
         _signal_group(child, signal.SIGKILL)  # what the share left behind, in its group
         end_leftovers()  # and in sessions of their own (torchrun's workers)
-    if seen is not None and seen.exit_code == 0 and not stopped:
-        return "participant ended with the run"  # the supervisor ended cleanly: so did its run
+    ended_with = None if stopped else _ended_with(seen)
+    if ended_with is not None:
+        return ended_with
     if code != 0 and not stopped and seen is None:  # the first to fail says so; followers do not
         write_note(run_dir, key, part.label, code)
     if code != 0:
         sys.exit(code if code > 0 else 1)
     return "participant finished"
+
+
+def _ended_with(seen: Note | None) -> str | None:
+    """How a share that another participant's note stopped ended, where that is no failure of its
+    own: the supervisor ended cleanly (so did its run), or a participant declined to start the run
+    (the supervisor's end, or `status`, says why); None otherwise."""
+    if seen is not None and seen.why is not None:
+        return "participant stopped: another participant declined to start the run"
+    if seen is not None and seen.exit_code == 0:
+        return "participant ended with the run"
+    return None
 
 
 def become_subreaper() -> None:

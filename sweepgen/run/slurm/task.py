@@ -154,7 +154,7 @@ def run_on_node(task: NodeTask) -> str:
         part = launch.participant(task.shape, os.environ)
         if not part.supervisor:
             if _declined(run_dir, task, part.label):
-                return RunState.FINISHED.value
+                return RunState.FINISHED.value  # (its note stops the supervisor's ranks: ranks.py)
             try:
                 argv, env = _launch(task)
             except (OSError, RuntimeError, subprocess.SubprocessError) as err:
@@ -162,9 +162,8 @@ def run_on_node(task: NodeTask) -> str:
                 ranks.write_note(run_dir, ranks.attempt_key(os.environ), part.label, 127)
                 sys.exit(127)
             return ranks.run_participant(argv, env, run_dir, part, task.shape)
-    lock_fd = _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
+    lock_fd = _lock_or_exit(run_dir, task)  # its fd stays open, the lock held, until this task exits
     if _declined(run_dir, task, "the run"):
-        _tell_participants_declined(run_dir, task)
         return RunState.FINISHED.value
     stops = _Stops(task.shape)
     stops.install()
@@ -272,22 +271,24 @@ def _launch(task: NodeTask) -> tuple[list[str], dict[str, str]]:
     return argv, env
 
 
-def _lock_or_exit(run_dir: Path) -> int:
+# why a supervisor whose run's lock another process holds starts nothing (exit 3)
+LOCK_HELD = "is locked by another process running this run (its status file is left to that process)"
+
+
+def _lock_or_exit(run_dir: Path, task: NodeTask) -> int:
     """The run's lock (runlock.py), held by this task (the run's supervisor) and never handed to the
     run's processes: a second job for the same directory never runs it twice, and a process the
-    trainer leaves behind cannot hold a finished run."""
+    trainer leaves behind cannot hold a finished run. Held elsewhere: exit 3, leaving its decline
+    note (the other participants stop, `status` says why the job ended)."""
     try:
         lock_fd = runlock.acquire(run_dir)
     except runlock.ForeignLockError as err:  # a shared runs folder: whose lock, and how to go on
         print(f"sweepgen: {run_dir}: {err.strerror}", file=sys.stderr, flush=True)
+        _note_declined(run_dir, task, _supervisor_label(task), str(err.strerror), exit_code=3)
         sys.exit(3)
     if lock_fd is None:
-        print(
-            f"sweepgen: {run_dir} is locked by another process running this run; not starting it "
-            "twice (its status file is left to that process)",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(f"sweepgen: {run_dir} {LOCK_HELD}; not starting it twice", file=sys.stderr, flush=True)
+        _note_declined(run_dir, task, _supervisor_label(task), LOCK_HELD, exit_code=3)
         sys.exit(3)
     return lock_fd
 
@@ -301,19 +302,32 @@ def _declined(run_dir: Path, task: NodeTask, who: str) -> bool:
     done = _finished_already(run_dir, task.status) or _superseded(run_dir) or _unnamed(task)
     if done is not None:
         print(f"sweepgen: {who} in {run_dir} {done}; not starting it here", file=sys.stderr, flush=True)
+        label = who if who != "the run" else _supervisor_label(task)
+        _note_declined(run_dir, task, label, done, exit_code=0)
     return done is not None
 
 
-def _tell_participants_declined(run_dir: Path, task: NodeTask) -> None:
-    """A supervisor that declined leaves its clean-end note (ranks.py): each participant looks for
-    itself (the journal may change, or its lock come free, between their looks), and one that
-    started its share would otherwise wait for the supervisor's ranks until the time limit; with
-    the note it is stopped after the grace."""
-    if not launch.multi(task.shape):
-        return
-    me = "node0" if task.shape and task.shape.launcher != "srun" else "rank0"
+def _supervisor_label(task: NodeTask) -> str:
+    """The supervisor's label among the participants' notes (ranks.py)."""
+    return "rank0" if task.shape and task.shape.launcher == "srun" else "node0"
+
+
+def _note_declined(run_dir: Path, task: NodeTask, label: str, why: str, *, exit_code: int) -> None:
+    """A participant that declined leaves its decline note (ranks.py): each participant looks for
+    itself (the journal may change, or the run's lock come free, between their looks), and one that
+    started its share would otherwise wait for the decliner's ranks until the job's time limit; with
+    the note it is stopped at once. `status` reads it too: a job that ended without recording the
+    run's end says why (a one-process run leaves it for that alone)."""
+    job = _slurm_ids().get("job_id")
     with contextlib.suppress(OSError):  # the decline is said on stderr all the same
-        ranks.write_note(run_dir, ranks.attempt_key(os.environ), me, 0)
+        ranks.write_note(
+            run_dir,
+            ranks.attempt_key(os.environ),
+            label,
+            exit_code,
+            why=why,
+            job=job if isinstance(job, str) else None,
+        )
 
 
 def _finished_already(run_dir: Path, submitted: RunStatus) -> str | None:
@@ -460,6 +474,11 @@ def _end_of(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> tuple
     )
     if stops.failed is not None and state is not RunState.FINISHED and not stopped:
         failed = stops.failed
+        if failed.why is not None:
+            return RunState.FAILED, (
+                f"{failed.label} (on {failed.host}) declined to start its share: the run {failed.why}; "
+                "the other processes were stopped (see the job's submitit log)"
+            )
         return RunState.FAILED, (
             f"{failed.label} (on {failed.host}) exited {failed.exit_code}; the other processes were "
             f"stopped (see run.{failed.label}.log)"
