@@ -7,8 +7,11 @@ files), the environment, folders of the case that stand for installed packages (
 commands to run in ``project/``. The shared canaries of ``_outside/`` are
 copied into every case's ``outside/``.
 
-Each command runs as ``python -m sweepgen`` in a subprocess under an audit hook that records every
-file opened and every folder listed, so what is *read* is checked without relying on atimes. For
+Each command runs as ``python -m sweepgen`` in a process of its own under an audit hook that records
+every file opened and every folder listed, so what is *read* is checked without relying on atimes: a
+child forked from a server that has sweepgen loaded already (tests/hostile_forkserver.py: the same
+hook, environment and sys.path, without the interpreter's start-up), or a fresh interpreter where a
+child could differ (a locale of the case's, a module of the case's named like a loaded one). For
 every command: it ends within ``BOUND`` seconds, exits 0, 1 or 2 (or what the case says), prints no
 traceback, no canary text, no raw control character and no CI workflow command; and afterwards
 nothing under ``outside/`` was created, changed or deleted, no file under it was opened, no folder
@@ -26,11 +29,13 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hostile_forkserver import ForkServer
 
 from sweepgen.compile.output.lockfile import lock_digest
 from sweepgen.fs import filenames
@@ -79,7 +84,15 @@ sys.addaudithook(_hook)
 # package loads (`python -c` put "" there, which would import a committed module whatever sweepgen does)
 sys.path[0] = os.getcwd()
 sys.argv = ["-m", *sys.argv[1:]]
+#REINIT
 runpy.run_module("sweepgen", run_name="__main__", alter_sys=True)
+"""
+# In a child of the fork server (tests/hostile_forkserver.py), where sweepgen is loaded already, the
+# line above runs its __init__ again, in place: its guard takes the working folder off sys.path, as
+# it does as `python -m sweepgen` loads it (a comment in the fresh process, where it loads then)
+_REINIT = """_init = sys.modules["sweepgen"].__spec__.origin
+with open(_init, "rb") as _fh:
+    exec(compile(_fh.read(), _init, "exec"), sys.modules["sweepgen"].__dict__)
 """
 
 
@@ -273,27 +286,47 @@ def _param(name: str) -> Any:
     return pytest.param(name, marks=[getattr(pytest.mark, m) for m in _case(name).get("marks", [])])
 
 
+def _base_env() -> dict[str, str]:
+    """The environment of every command, but for a case's own: this checkout's code, C.UTF-8."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS", "LANG", "LC_ALL")}
+    env.update(PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", LANG="C.UTF-8")
+    return env
+
+
+@pytest.fixture(scope="session")
+def forkserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkServer]:
+    server = ForkServer(tmp_path_factory.mktemp("forkserver"), _base_env(), _AUDIT, _REINIT)
+    yield server
+    server.close()
+
+
+def _sweepgen(
+    forkserver: ForkServer | None, args: list[str], project: str, env: dict[str, str], fd: int
+) -> tuple[int, bytes, bytes]:
+    """``python -m sweepgen ARGS`` under the audit hook, logging to ``fd``: a forked child, else
+    (where the server refuses one, or without one) a fresh interpreter."""
+    env = {**env, "HOSTILE_AUDIT_FD": str(fd)}
+    forked = None if forkserver is None else forkserver.run(args, project, env, fd, BOUND * 2)
+    if forked is not None:
+        return forked  # type: ignore[no-any-return]
+    done = subprocess.run(
+        [sys.executable, "-c", _AUDIT, *args],
+        cwd=project,
+        env=env,
+        pass_fds=(fd,),
+        capture_output=True,
+        timeout=BOUND * 2,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
 @pytest.mark.parametrize("name", [_param(name) for name in NAMES])
-def test_hostile_case(name: str, tmp_path: Path):
-    spec = _case(name)
-    case = tmp_path / name
-    shutil.copytree(CASES / name, case, symlinks=True, ignore=shutil.ignore_patterns("case.yaml"))
-    shutil.copytree(SHARED_OUTSIDE, case / "outside", dirs_exist_ok=True)
-    (case / "project").mkdir(exist_ok=True)
-    _setup(case, spec.get("setup") or [])
+def test_hostile_case(name: str, tmp_path: Path, forkserver: ForkServer):
+    spec, case, env = _prepared(name, tmp_path / name)
     outside = os.path.realpath(case / "outside")
     project = os.path.realpath(case / "project")
     before = _snapshot(case / "outside")
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS", "LANG", "LC_ALL")}
-    # `site:` folders of the case stand for installed packages (beside the project, never in it)
-    site = [str(case / folder) for folder in spec.get("site", [])]
-    env.update(
-        PYTHONPATH=os.pathsep.join([str(ROOT), *site, os.path.join(outside, "pylib")]),
-        PYTHONDONTWRITEBYTECODE="1",
-        HOSTILE_MARKER=os.path.join(outside, "IMPORTED"),
-        LANG="C.UTF-8",
-    )
-    env.update({k: str(v) for k, v in (spec.get("env") or {}).items()})
     for command in spec["commands"]:
         if "args" not in command:  # a step between commands (a lock edited after a render)
             _setup(case, [command])
@@ -303,21 +336,13 @@ def test_hostile_case(name: str, tmp_path: Path):
         with open(log, "wb") as fh:
             fd = fh.fileno()
             started = time.monotonic()
-            done = subprocess.run(
-                [sys.executable, "-c", _AUDIT, *args],
-                cwd=project,
-                env={**env, "HOSTILE_AUDIT_FD": str(fd)},
-                pass_fds=(fd,),
-                capture_output=True,
-                timeout=BOUND * 2,
-                check=False,
-            )
+            code, stdout, stderr = _sweepgen(forkserver, args, project, env, fd)
             took = time.monotonic() - started
-        out = (done.stdout + done.stderr).decode("utf-8", "replace")
-        said = f"sweepgen {' '.join(args)} -> {done.returncode} in {took:.1f}s\n{out}"
+        out = (stdout + stderr).decode("utf-8", "replace")
+        said = f"sweepgen {' '.join(args)} -> {code} in {took:.1f}s\n{out}"
         assert took < BOUND, said
         allowed = command.get("exit", [0, 1, 2])
-        assert done.returncode in (allowed if isinstance(allowed, list) else [allowed]), said
+        assert code in (allowed if isinstance(allowed, list) else [allowed]), said
         assert "Traceback" not in out and "internal error" not in out, said
         assert CANARY not in out, said
         assert not _RAW.search(out), said
@@ -328,6 +353,25 @@ def test_hostile_case(name: str, tmp_path: Path):
         assert _trespasses(log, outside, project) == [], said
         assert _reader_writes(log, args[0]) == [], said
         assert _snapshot(case / "outside") == before, said
+
+
+def _prepared(name: str, case: Path) -> tuple[dict[str, Any], Path, dict[str, str]]:
+    """Case ``name`` made in ``case``: its spec, and the environment of its commands."""
+    spec = _case(name)
+    shutil.copytree(CASES / name, case, symlinks=True, ignore=shutil.ignore_patterns("case.yaml"))
+    shutil.copytree(SHARED_OUTSIDE, case / "outside", dirs_exist_ok=True)
+    (case / "project").mkdir(exist_ok=True)
+    _setup(case, spec.get("setup") or [])
+    outside = os.path.realpath(case / "outside")
+    env = _base_env()
+    # `site:` folders of the case stand for installed packages (beside the project, never in it)
+    site = [str(case / folder) for folder in spec.get("site", [])]
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(ROOT), *site, os.path.join(outside, "pylib")]),
+        HOSTILE_MARKER=os.path.join(outside, "IMPORTED"),
+    )
+    env.update({k: str(v) for k, v in (spec.get("env") or {}).items()})
+    return spec, case, env
 
 
 def test_the_audit_log_is_read_through_every_link(tmp_path: Path):
@@ -359,3 +403,102 @@ def test_the_audit_log_is_read_through_every_link(tmp_path: Path):
     assert len(found) == 5, found
     assert [f.split()[0] for f in found] == ["open", "open", "open", "os.listdir", "imported"], found
     assert "a folder above the project" in found[3] and found[4] == "imported hostile_canary.sub"
+
+
+def _records(log: Path, case: Path) -> set[tuple[str, str, int, str]]:
+    """The audit log's records, the case's folder written CASE (the two runs have one each), and
+    a process's own numbers (in a temporary file's name, /proc/PID) written N."""
+    root = os.path.realpath(case)
+    out = set()
+    for text in log.read_text(encoding="ascii").splitlines():
+        rec = json.loads(text)
+        path = str(rec["p"]).replace(root, "CASE")
+        path = re.sub(
+            r"^/proc/\d+/", "/proc/N/", re.sub(r"\.sweepgen-\d+-\d+\.tmp", ".sweepgen-N-N.tmp", path)
+        )
+        out.add((rec["e"], path, rec["f"], rec["cwd"].replace(root, "CASE")))
+    return out
+
+
+# a case of reads (a lock naming a module of the project) and one of runs (run, status, report, cancel)
+COMPARED = ("lock_module_in_project", "run_state_link")
+
+
+def _loading(rec: tuple[str, str, int, str], modules: set[str], folders: list[str]) -> bool:
+    """Whether a record is the loading of a module: its import, when the server had loaded it (or
+    tried to), or an open or listing in the interpreter's folders or this checkout (not the case's)."""
+    event, path, _, cwd = rec
+    if event == "import":
+        return path in modules
+    return not cwd and any(_within(path, folder) for folder in folders)
+
+
+def test_a_forked_command_is_audited_as_a_fresh_process_is(tmp_path: Path, forkserver: ForkServer):
+    """The fork server is as strict as a fresh interpreter: corpus cases' commands (render, check,
+    run, status, report, cancel) exit with the same status and print the same in a forked child, and
+    the fresh process's audit log holds no record the child's misses but the loading of the modules
+    the server had loaded already; the child's holds more only listings of sys.path's folders and
+    the interpreter's (its import system starts afresh, under the hook) and the read of sweepgen's
+    __init__, run again."""
+    loaded = forkserver.loaded()
+    modules = set(loaded["modules"])
+    case_free = [p for p in loaded["path"] if p and not _within(p, str(tmp_path))]
+    folders = sorted({str(ROOT), sys.prefix, sys.base_prefix, *case_free})
+    compared: list[list[str]] = []
+    refused = len(forkserver.refused)  # by earlier tests of this worker (a case's own locale)
+    for name in COMPARED:
+        spec, fresh_case, env = _prepared(name, tmp_path / "fresh" / name)
+        forked_case = _prepared(name, tmp_path / "forked" / name)[1]
+        forked_env = {k: v.replace(str(fresh_case), str(forked_case)) for k, v in env.items()}
+        for command in spec["commands"]:
+            if "args" not in command:
+                _setup(fresh_case, [command])
+                _setup(forked_case, [command])
+                continue
+            args = [str(a) for a in command["args"]]
+            if args in compared:  # a case runs the same command again, on other files: once is enough
+                continue
+            compared.append(args)
+            runs = []
+            for case, server, environ in ((fresh_case, None, env), (forked_case, forkserver, forked_env)):
+                log = tmp_path / "audit.log"
+                with open(log, "wb") as fh:
+                    code, out, err = _sweepgen(
+                        server, args, os.path.realpath(case / "project"), environ, fh.fileno()
+                    )
+                said = (out + err).decode("utf-8", "replace").replace(os.path.realpath(case), "CASE")
+                runs.append((code, re.sub(r"\d+", "N", said), _records(log, case)))
+            (code, said, old), (forked_code, forked_said, new) = runs
+            assert (forked_code, forked_said) == (code, said), args
+            missed = sorted(r for r in old - new if not _loading(r, modules, folders))
+            assert missed == [], (args, missed)
+            child_path = [*env["PYTHONPATH"].split(os.pathsep), *loaded["path"]]
+            more = sorted(
+                r
+                for r in new - old
+                if not (
+                    r[0] in ("os.listdir", "os.scandir")
+                    and (r[1].replace("CASE", str(fresh_case)) in child_path or _loading(r, modules, folders))
+                )
+                and r[:2] != ("open", str(ROOT / "sweepgen" / "__init__.py"))
+            )
+            assert more == [], (args, more)
+    assert forkserver.refused[refused:] == [], forkserver.refused[refused:]
+    assert {a[0] for a in compared} >= {"render", "check", "run", "status", "report", "cancel"}, compared
+
+
+def test_the_fork_server_refuses_what_a_child_could_not_be(tmp_path: Path, forkserver: ForkServer):
+    """Run by a fresh interpreter instead: a command whose folder holds a module named like one the
+    server loaded (a committed click.py: in a fresh process the folder is first on sys.path as
+    sweepgen's package loads), or whose environment sets a locale (read as Python starts)."""
+    (tmp_path / "click.py").write_text("import hostile_canary\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    env = {**_base_env(), "HOSTILE_MARKER": str(tmp_path / "IMPORTED")}
+    with open(tmp_path / "audit.log", "wb") as fh:
+        assert forkserver.run(["--help"], str(tmp_path), env, fh.fileno(), BOUND) is None
+        assert "click.py may shadow a loaded module" in forkserver.refused[-1], forkserver.refused
+        assert forkserver.run(["--help"], str(other), {**env, "LC_ALL": "C"}, fh.fileno(), BOUND) is None
+        assert forkserver.refused[-1].endswith("environment: LC_ALL"), forkserver.refused
+        code, out, _ = forkserver.run(["--help"], str(other), env, fh.fileno(), BOUND)
+    assert code == 0 and b"Usage:" in out, out

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from run_support import LOADED_S, WAITER, make_sweep, output_of
-from search_support import sweepgen
+from search_support import cli, sweepgen
 
 from sweepgen.run.core import boot_clock
 from sweepgen.run.core.base import ExecutorOptions, RunState, read_status
@@ -67,7 +67,7 @@ def test_a_cancel_while_run_still_loads_is_heard_by_it(tmp_path: Path) -> None:
     assert cancel.returncode == 0 and "Traceback" not in cancel.stderr, cancel.stdout + cancel.stderr
     assert "nothing to cancel" not in cancel.stdout, cancel.stdout
     assert started.returncode == 1 and "Traceback" not in err, out + err
-    shown = json.loads(sweepgen(tmp_path, "status", "generated/fake", "--format", "json").stdout)
+    shown = json.loads(cli(tmp_path, "status", "generated/fake", "--format", "json").stdout)
     assert sorted(row["state"] for row in shown) == ["NOT STARTED", "NOT STARTED"], shown
     # a `run` started after the cancel is not held by it: each run starts once
     again = sweepgen(tmp_path, "run", "generated/fake", "--command", command)

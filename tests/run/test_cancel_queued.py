@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from run_support import LOADED_S, WAITER, make_sweep, output_of
-from search_support import sweepgen
+from search_support import cli, sweepgen
 
 from sweepgen.run.core.stopping import queue_cancel
 
@@ -51,7 +51,7 @@ def test_cancel_drops_the_runs_a_live_run_has_queued(tmp_path: Path) -> None:
     assert started.returncode == 1 and "Traceback" not in err, out + err
     runs = tmp_path / "runs" / "fake"
     assert sorted(_starts(runs / name) for name in ("r0", "r1")) == [0, 1], out + err
-    shown = json.loads(sweepgen(tmp_path, "status", "generated/fake", "--format", "json").stdout)
+    shown = json.loads(cli(tmp_path, "status", "generated/fake", "--format", "json").stdout)
     states = sorted(row["state"] for row in shown)
     assert states == ["CANCELLED", "NOT STARTED"], shown  # the queued one: never started
     # a `run` started after the cancel is not held by it: the dropped run starts, once

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from run_support import LOADED_S, make_sweep, output_of
-from search_support import sweepgen
+from search_support import cli, sweepgen
 
 from sweepgen.cli import main
 from sweepgen.run.core import runlock
@@ -101,7 +101,7 @@ def test_cancel_of_a_run_that_finished_meanwhile_keeps_its_end_and_exits_0(
     assert "cannot be stopped from here" not in cancel.output, cancel.output
     assert cancel.exit_code == 0, cancel.output
     assert "r0: ended by itself (finished) before it could be cancelled" in cancel.output, cancel.output
-    shown = json.loads(sweepgen(tmp_path, "status", "generated/fake", "--format", "json").stdout)
+    shown = json.loads(cli(tmp_path, "status", "generated/fake", "--format", "json").stdout)
     assert [row["state"] for row in shown] == ["FINISHED"], shown
 
 

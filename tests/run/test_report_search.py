@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from search_support import RUN_ARGS, study, sweepgen, write_search_project
+from search_support import RUN_ARGS, cli, study, sweepgen, write_search_project
 
 from sweepgen.run.core.base import RunState, read_status, write_status
 from sweepgen.run.report.search_section import Trial, counted, curves, running_best, section, trials_of
@@ -127,7 +127,7 @@ def searched(tmp_path_factory) -> Path:
     constraint = {"expr": "x < 0.85", "message": "x below 0.85"}
     search = {"n": 10, "parallel": 2, "sampler": "random", "prune": prune}
     write_search_project(root, search, base=base, constraints=[constraint])
-    assert sweepgen(root, "render", "specs/s.yaml").returncode == 0
+    assert cli(root, "render", "specs/s.yaml").returncode == 0
     done = sweepgen(root, "run", SWEEP, *RUN_ARGS)
     assert done.returncode == 0, done.stdout + done.stderr
     states = {t.state.name for t in study(root).get_trials()}
@@ -190,7 +190,7 @@ def test_a_pruned_trial_whose_run_finished_before_its_stop_is_reported_pruned(se
 
 
 def test_status_and_list_know_the_search(searched):
-    status = sweepgen(searched, "status", SWEEP)
+    status = cli(searched, "status", SWEEP)
     assert status.returncode == 0 and "PRUNED" in status.stdout
     trials = study(searched).get_trials()
     counts = {s: sum(t.state.name == s for t in trials) for s in ("COMPLETE", "PRUNED", "FAIL")}
@@ -499,7 +499,7 @@ def test_a_log_uniform_search_axis_is_drawn_on_a_log_axis_whatever_its_span(tmp_
     # x spans 10x only: the values alone would be drawn linear, the spec says log
     axes = {"x": {"log_uniform": [0.1, 1.0]}, "y": {"uniform": [0.0, 1.0]}}
     write_search_project(tmp_path, {"n": 4, "sampler": "random", "axes": axes})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = sweepgen(tmp_path, "run", SWEEP, *RUN_ARGS)
     assert done.returncode == 0, done.stdout + done.stderr
     shown = sweepgen(tmp_path, "report", SWEEP, "--html", "--no-plot")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from run_support import FAKE_COMMAND, make_sweep
-from search_support import sweepgen
+from search_support import cli, sweepgen
 
 from sweepgen.errors import ConfigError
 from sweepgen.run.core import runfiles
@@ -395,7 +395,7 @@ def test_a_status_naming_a_live_process_that_is_no_supervisor_is_lost_not_runnin
     ids = {**_naming(victim.pid), "boot_id": liveness.boot_id(), "run_dir": str(run.resolve())}
     started = "2026-01-01T00:00:00.000+00:00"
     write_status(run, RunStatus(RunState.RUNNING, "local", started=started, command=["x"], ids=ids))
-    shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    shown = cli(tmp_path, "status", "generated/fake", "--format", "json")
     (row,) = json.loads(shown.stdout)
     assert row["state"] == "FAILED" and "lost" in row["reason"], row
     again = sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND, "--rerun-failed")
@@ -413,7 +413,7 @@ def test_a_status_files_reason_is_shown_on_one_line(tmp_path: Path):
     make_sweep(tmp_path, {"r0": {"steps": 1}, "r1": {"steps": 1}})
     forged = "boom\nr1 FINISHED all good\n::error::x"
     write_status(tmp_path / "runs/fake/r0", RunStatus(RunState.FAILED, "local", exit_code=1, reason=forged))
-    shown = sweepgen(tmp_path, "status", "generated/fake")
+    shown = cli(tmp_path, "status", "generated/fake")
     printed = (shown.stdout + shown.stderr).splitlines()
     assert not any(text.strip().startswith(("r1 FINISHED", "::error")) for text in printed), printed
     assert sum("boom\\nr1 FINISHED all good\\n" in text for text in printed) == 2, printed

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from search_support import REPO, RUN_ARGS, study, sweepgen, write_search_project
+from search_support import REPO, RUN_ARGS, cli, study, sweepgen, write_search_project
 
 # each wrapper does the real thing once, then SIGKILLs the `sweepgen run` it runs in
 _PATCH = {
@@ -49,7 +49,7 @@ def _killed_at(cwd: Path, window: str) -> None:
 def test_a_search_killed_between_ask_and_record_takes_the_trial_over_and_runs_each_once(tmp_path, window):
     n = 1  # the trial killed: the next `run` finishes it, and asks no other
     write_search_project(tmp_path, {"n": n, "parallel": 1})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     _killed_at(tmp_path, window)
     (asked,) = study(tmp_path).get_trials()
     assert asked.state.name == "RUNNING" and not (tmp_path / "runs/fake_search/t0000/starts.jsonl").exists()

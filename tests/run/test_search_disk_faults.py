@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from run_support import LOADED_S, fill_disk, output_of
-from search_support import RUN_ARGS, logged_steps, study, sweepgen, write_search_project
+from search_support import RUN_ARGS, cli, logged_steps, study, sweepgen, write_search_project
 
 SWEEP = "generated/fake_search"
 BASE = {"x": 0.5, "y": 0.5, "steps": 3, "step_s": 0.01, "seed": 0, "noise": 0.0, "output_dir": None}
@@ -34,7 +34,7 @@ def _mount(argv: list[str], where: Path) -> None:
 
 def test_a_search_on_a_read_only_runs_folder_is_exit_2_and_its_trial_left_open(tmp_path):
     spec = write_search_project(tmp_path, {"n": 2, "parallel": 1, "sampler": "random"}, base=BASE)
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    assert cli(tmp_path, "render", str(spec)).returncode == 0
     runs = tmp_path / "runs"
     runs.mkdir()
     _mount(["mount", "--bind", str(runs), str(runs)], runs)
@@ -58,7 +58,7 @@ def test_a_search_on_a_read_only_runs_folder_is_exit_2_and_its_trial_left_open(t
 def test_a_disk_filled_under_a_searchs_runs_is_exit_2_and_nothing_starts_after(tmp_path):
     slow = {**BASE, "steps": 400, "step_s": 0.05}
     spec = write_search_project(tmp_path, {"n": 6, "parallel": 2, "sampler": "random"}, base=slow)
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    assert cli(tmp_path, "render", str(spec)).returncode == 0
     runs = tmp_path / "runs"
     runs.mkdir()
     _mount(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(runs)], runs)

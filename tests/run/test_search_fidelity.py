@@ -15,7 +15,7 @@ from typing import Any
 
 import optuna
 import pytest
-from search_support import sweepgen, write_search_project
+from search_support import cli, write_search_project
 
 from sweepgen.compile.spec.model import load_spec
 from sweepgen.run.core.base import Executor, ExecutorOptions, RunState, RunStatus, RunTask
@@ -96,7 +96,7 @@ def _controller(
 ) -> SearchController:
     monkeypatch.chdir(root)
     spec_path = write_search_project(root, search)
-    done = sweepgen(root, "render", str(spec_path))
+    done = cli(root, "render", str(spec_path))
     assert done.returncode == 0, done.stderr
     spec = load_spec(str(spec_path), "generated")
     renderer = TrialRenderer(SWEEP, spec, command=("python", "{config}"), done_file="summary.json")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from run_support import LOADED_S, killed_at_end, read_until
-from search_support import REPO, RUN_ARGS, study, sweepgen, write_search_project
+from search_support import REPO, RUN_ARGS, cli, study, sweepgen, write_search_project
 
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, read_status
@@ -107,7 +107,7 @@ def _skipped_while_held(
     """`sweepgen run` on a one-trial search, its executor finding t0000's lock held by another
     process when it comes to start it; the run, the holder and what the run said of it."""
     spec = write_search_project(root, {"n": 1, "parallel": 1, "sampler": "random"}, base=FAST)
-    assert sweepgen(root, "render", str(spec)).returncode == 0
+    assert cli(root, "render", str(spec)).returncode == 0
     proc = _paused_run(root)
     procs.append(proc)
     _wait_for("the start of t0000", (root / "signals" / "paused").exists, proc)

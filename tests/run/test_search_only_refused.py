@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from search_support import RUN_ARGS, sweepgen, write_search_project
+from search_support import RUN_ARGS, cli, sweepgen, write_search_project
 
 from sweepgen.run.core.base import RunState, read_status, write_status
 from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
@@ -24,7 +24,7 @@ def test_run_only_or_rerun_failed_on_a_search_is_exit_2_and_status_never_advises
     Slurm's preemption or out-of-memory) advised `--rerun-failed`. Both are refused, exit 2, nothing
     asked or started; a search's reasons say what its next `run` does instead."""
     write_search_project(tmp_path, {"n": 2, "parallel": 1})
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     only = "--only t0000: a search sweep's runs are the trials its controller asks"
     rerun = "--rerun-failed: a search sweep never runs a failed trial again"
     for option, why, extra in (
@@ -47,7 +47,7 @@ def test_run_only_or_rerun_failed_on_a_search_is_exit_2_and_status_never_advises
     # as `cancel --only` leaves a run stopped before its end
     write_status(status_file.parent, replace(ended, state=RunState.CANCELLED, reason=CANCELLED_ALONE))
     (status_file.parent / "summary.json").unlink()
-    shown = sweepgen(tmp_path, "status", "generated/fake_search", "--format", "json")
+    shown = cli(tmp_path, "status", "generated/fake_search", "--format", "json")
     (row,) = [r for r in json.loads(shown.stdout) if r["state"] == "CANCELLED"]
     assert "--rerun-failed" not in row["reason"] and "raise search.n" in row["reason"], row
     assert read_status(status_file.parent).reason == CANCELLED_ALONE  # the file keeps the executor's words

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from search_support import REPO, RUN_ARGS, sweepgen, write_search_project
+from search_support import REPO, RUN_ARGS, cli, sweepgen, write_search_project
 
 SWEEP = Path("generated") / "fake_search"
 CUT = b'{"op_code": 4, "worker_id": "cut-by-a-ki'  # a writer SIGKILLed mid-append
@@ -57,7 +57,7 @@ def backup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     a cut line and has no `.flock`: read by both tests below."""
     root = tmp_path_factory.mktemp("readers")
     write_search_project(root, {"n": 2})
-    assert sweepgen(root, "render", "specs/s.yaml").returncode == 0
+    assert cli(root, "render", "specs/s.yaml").returncode == 0
     assert sweepgen(root, "run", str(SWEEP), *RUN_ARGS).returncode == 0
     copy = SWEEP.with_name("backup")
     subprocess.run(["cp", "-al", str(SWEEP), str(copy)], cwd=root, check=True)

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from run_support import make_config_sweep
-from search_support import RUN_ARGS, sweepgen, write_search_project
+from search_support import RUN_ARGS, cli, sweepgen, write_search_project
 
 from sweepgen import output_keys, paths
 from sweepgen.cli import main
@@ -221,7 +221,7 @@ def test_a_search_trial_naming_an_earlier_trial_s_folder_is_refused_before_it_ru
     spec = write_search_project(
         tmp_path, {"n": 2, "parallel": 1, "sampler": "random"}, base={**base, "trainer": {"save_dir": "ckpt"}}
     )
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    assert cli(tmp_path, "render", str(spec)).returncode == 0
     done = sweepgen(tmp_path, "run", "generated/fake_search", *RUN_ARGS)
     said = " ".join((done.stdout + done.stderr).split())
     assert "refused" in said and "would both write to 'ckpt'" in said, said

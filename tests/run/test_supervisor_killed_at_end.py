@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from run_support import make_sweep
-from search_support import sweepgen
+from search_support import cli, sweepgen
 
 from sweepgen.run.core.base import RunState, read_status
 
@@ -42,7 +42,7 @@ def test_a_supervisor_killed_after_the_done_file_is_recorded_finished_by_its_run
     assert status.reason is not None and "done.json proves it finished" in status.reason, status
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
     assert "failed" not in done.stdout, done.stdout
-    shown = json.loads(sweepgen(tmp_path, "status", "generated/fake", "--format", "json").stdout)
+    shown = json.loads(cli(tmp_path, "status", "generated/fake", "--format", "json").stdout)
     assert [row["state"] for row in shown] == ["FINISHED"], shown
     again = sweepgen(tmp_path, "run", "generated/fake", "--rerun-failed")
     assert again.returncode == 0, again.stdout + again.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from run_support import make_sweep
-from search_support import RUN_ARGS, sweepgen, write_search_project
+from search_support import RUN_ARGS, cli, sweepgen, write_search_project
 from spec_support import write_project
 
 from sweepgen.compile import api
@@ -84,7 +84,7 @@ def test_list_reads_a_searchs_trials_under_the_configured_output_root(tmp_path):
     # [tool.sweepgen] output = "out": `list` must find the trials there, as render and run did
     write_search_project(tmp_path, {"n": 2, "parallel": 2}, base={**FAST_BASE})
     (tmp_path / "pyproject.toml").write_text('[tool.sweepgen]\noutput = "out"\n')
-    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = sweepgen(tmp_path, "run", "out/fake_search", *RUN_ARGS)
     assert done.returncode == 0, done.stdout + done.stderr
     listed = sweepgen(tmp_path, "list", "specs/s.yaml", "--format", "json")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 import sys
 
-from search_support import study, sweepgen, write_search_project
+from search_support import cli, study, sweepgen, write_search_project
 
 # TRL's script run by this interpreter: the run's environment is sweepgen's own
 TRL = f"{shlex.quote(sys.executable)} -m trl.scripts.grpo --config {{config}}"
@@ -22,7 +22,7 @@ def test_a_reward_function_trl_cannot_load_stops_a_search_before_its_first_trial
     (tmp_path / "my_rewards.py").write_text("def accuracy(completions, **kwargs):\n    return [0.0]\n")
     base = {**BASE, "reward_funcs": ["my_rewards.acuracy"]}
     spec = write_search_project(tmp_path, {"n": 3, "parallel": 2, "sampler": "random"}, base=base)
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    assert cli(tmp_path, "render", str(spec)).returncode == 0
     done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL)
     said = _said(done)
     assert done.returncode == 2, said
@@ -44,7 +44,7 @@ def test_a_refusal_that_depends_on_a_sampled_value_refuses_that_trial_only(tmp_p
     axes = {"num_generations": {"choice": [3, 5]}}
     search = {"n": 2, "parallel": 1, "sampler": "random", "axes": axes}
     spec = write_search_project(tmp_path, search, base=base)
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0, "render"
+    assert cli(tmp_path, "render", str(spec)).returncode == 0, "render"
     done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL)
     said = _said(done)
     assert "Traceback" not in said
@@ -61,7 +61,7 @@ def test_a_dry_run_of_a_search_meets_the_start_checks_its_first_trial_would(tmp_
     (tmp_path / "my_rewards.py").write_text("def accuracy(completions, **kwargs):\n    return [0.0]\n")
     base = {**BASE, "reward_funcs": ["my_rewards.acuracy"], "bf16": False}
     spec = write_search_project(tmp_path, {"n": 3, "parallel": 2, "sampler": "random"}, base=base)
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    assert cli(tmp_path, "render", str(spec)).returncode == 0
     sweep = tmp_path / "generated" / "fake_search"
     before = sorted(p.name for p in sweep.iterdir())
     lock = (sweep / "sweep.lock.json").read_bytes()
@@ -76,7 +76,7 @@ def test_a_dry_run_of_a_search_meets_the_start_checks_its_first_trial_would(tmp_
     assert not (tmp_path / "runs").exists()
     # the reward fixed: the plan is printed, still nothing written
     spec.write_text(spec.read_text().replace("my_rewards.acuracy", "my_rewards.accuracy"))
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    assert cli(tmp_path, "render", str(spec)).returncode == 0
     before = sorted(p.name for p in sweep.iterdir())
     done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL, "--dry-run")
     assert done.returncode == 0, _said(done)
@@ -91,7 +91,7 @@ def test_a_dry_run_leaves_a_refusal_of_a_sampled_value_to_the_trials_drawing_it(
     base = {**BASE, **sizes, "num_generations": 2, "bf16": False}
     search = {"n": 2, "parallel": 1, "sampler": "random", "axes": {"num_generations": {"choice": [3, 2]}}}
     spec = write_search_project(tmp_path, search, base=base)
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0, "render"
+    assert cli(tmp_path, "render", str(spec)).returncode == 0, "render"
     done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL, "--dry-run")
     assert done.returncode == 0, _said(done)
     assert "search fake_search: 2 trials" in _said(done)
@@ -110,7 +110,7 @@ def test_a_missing_dataset_folder_stops_a_search_sampling_a_key_other_checks_rea
     spec = write_search_project(
         tmp_path, {"n": 3, "parallel": 1, "sampler": "random", "axes": axes}, base=base
     )
-    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0, "render"
+    assert cli(tmp_path, "render", str(spec)).returncode == 0, "render"
     for dry in (["--dry-run"], []):
         done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", TRL, *dry)
         said = _said(done)
