@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from run_support import make_sweep
-from slurm_support import cli, wait_until
+from slurm_support import cli, start_requeued_now, wait_until
 
 from sweepgen.run.logs.progress import ATTEMPT_MARK
 from sweepgen.run.slurm import query as slurm_query
@@ -93,13 +93,7 @@ def requeue_and_resume(cwd: Path, sweep: str, launcher: str, *, nodes: int, proc
         time.sleep(0.5)
     stopped_at = json.loads(ckpt.read_text())["step"]
     assert stopped_at < steps
-    time.sleep(5)  # as test_slurm_faults: a start forced sooner gets its credential revoked
-    subprocess.run(
-        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    start_requeued_now(job_id)
     rows = wait_until(
         f"generated/{sweep}", lambda r: r["p"]["state"] == "FINISHED", WAIT_S, "the resumed run"
     )

@@ -25,12 +25,15 @@ def validators(cls: type) -> list[Any]:
 
 
 def init_in_process(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
-    """`sweepgen init ARGS` in ``folder``, in process (CliRunner), its schema cache under ``folder``:
-    for the tests about what `init` decides, not about the process (a `sweepgen` subprocess imports
-    trl again each time, 10-25 s a case on CI's 2 cores). An exception other than an exit fails."""
+    """`sweepgen init ARGS` in ``folder``, in process (CliRunner): for the tests about what `init`
+    decides, not about the process (a `sweepgen` subprocess imports trl again each time, 10-25 s a
+    case on CI's 2 cores). ``folder`` is a test's tmp_path: the schema cache lies in its parent, the
+    session's temp folder, so the session's cases share one export of each trl schema (about a
+    CPU-second a case otherwise; the cache itself is test_trl_cli_schema_real's first test's
+    subject). An exception other than an exit fails."""
     from sweepgen.cli import main
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(folder / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder.parent / "init-in-process-cache"))
     monkeypatch.chdir(folder)
     done = CliRunner().invoke(main, ["init", *args])
     assert done.exception is None or isinstance(done.exception, SystemExit), repr(done.exception)

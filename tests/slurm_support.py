@@ -39,10 +39,12 @@ def wait_until(
 
 def start_requeued_now(job_id: str) -> None:
     """A requeued job made eligible now (Slurm otherwise holds it about two minutes), once the clock
-    has left the second its last instance ended in (the job is PENDING again: it ended before now).
-    slurmd revokes that instance's credential at its end and refuses one of the same job made in
-    that second ("Killing non-startable batch JobId=73: Job credential revoked"): the requeued job
-    then ended without running, as a rehearsal saw."""
+    has left the second its last instance ended in. The caller has seen squeue say PENDING (not
+    COMPLETING: every node's slurmd has ended that instance and revoked its credential) with the
+    instance's processes gone; slurmd refuses a credential of the same job made in the second of
+    that revocation or before ("Killing non-startable batch JobId=73: Job credential revoked"): the
+    requeued job then ended without running, as a rehearsal saw. Those states end the race: no
+    fixed wait besides."""
     pending_at = time.time()
     while time.time() < math.floor(pending_at) + 2:  # whole seconds, as Slurm compares them
         time.sleep(0.05)

@@ -1,7 +1,7 @@
 """tests/xdist_groups.py, through a real `pytest -n 2 --dist loadgroup` on a throwaway test folder:
 every test on a Slurm test cluster on one worker (its lock is held for a whole session), the tests
-of a module with a module-scoped fixture on one worker, the rest (other `slurm` tests too) spread
-over both, the tests marked `slow` before the others."""
+of a module with a module-scoped fixture on one worker, every `browser` test on one worker, the rest
+(other `slurm` tests too) spread over both, the tests marked `slow` before the others."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ pytest_plugins = ("xdist_groups",)
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slurm: a Slurm test")
+    config.addinivalue_line("markers", "browser: a browser test")
 
 @pytest.fixture(scope="session")
 def slurm_cluster():
@@ -79,6 +80,39 @@ def test_free(i):
 """
 
 
+# the browser tests of a module with a module-scoped fixture (the module's others go with them) and
+# of a module without one: one worker runs them all, so one chromium serves the lane
+BROWSER_MODULE = """\
+import pytest
+from record import record
+
+@pytest.fixture(scope="module")
+def page():
+    return "a built page"
+
+@pytest.mark.browser
+@pytest.mark.parametrize("i", range(2))
+def test_browse_the_page(page, i):
+    record("browser")
+
+@pytest.mark.parametrize("i", range(2))
+def test_read_the_page(page, i):
+    record("browser")
+"""
+
+BROWSER_FREE = """\
+import time
+import pytest
+from record import record
+
+@pytest.mark.browser
+@pytest.mark.parametrize("i", range(6))
+def test_browse(i):
+    time.sleep(0.2)  # as test_free: spread over both workers were they not one group
+    record("browser")
+"""
+
+
 # collected last (file names sort): without the reordering, each would start after every free test
 SLOW = """\
 import time
@@ -122,9 +156,15 @@ def by_kind(records: list[tuple[str, ...]]) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, ...]]:
-    """One run of the three files for both tests (a `pytest -n 2` run is most of each test's time):
+    """One run of the five files for the tests (a `pytest -n 2` run is most of each test's time):
     the grouped tests, the single ones and the slow ones, scheduled together as in the real suite."""
-    files = {"test_with_fixture.py": WITH_FIXTURE, "test_free.py": FREE, "test_zz_slow.py": SLOW}
+    files = {
+        "test_with_fixture.py": WITH_FIXTURE,
+        "test_free.py": FREE,
+        "test_zz_slow.py": SLOW,
+        "test_browser_module.py": BROWSER_MODULE,
+        "test_browser_free.py": BROWSER_FREE,
+    }
     return run_suite(tmp_path_factory.mktemp("xdist"), files)
 
 
@@ -141,3 +181,10 @@ def test_slow_tests_are_sent_before_the_other_single_tests(records: list[tuple[s
     for worker in ("gw0", "gw1"):  # each worker runs what it is sent in order: no slow test after a free one
         kinds = [kind for kind, w in records if w == worker and kind in ("slow", "free")]
         assert "free" not in kinds or "slow" not in kinds[kinds.index("free") :], (worker, records)
+
+
+def test_every_browser_test_runs_on_one_worker_with_its_module_fixture_tests(
+    records: list[tuple[str, ...]],
+) -> None:
+    workers = by_kind(records)["browser"]  # one session-scoped chromium for the lane
+    assert len(workers) == 10 and len(set(workers)) == 1, records

@@ -6,7 +6,10 @@ tests/conftest.py registers this module as a plugin. Grouped together on one wor
   worker's Slurm tests would wait for the first worker's end (both clusters' tests stay on that
   one worker, so that only one cluster's jobs run at a time beside the other workers);
 - the tests of a module with a module-scoped fixture (a finished search, a built report), which each
-  worker would otherwise build again.
+  worker would otherwise build again;
+- every test marked ``browser``, with the other tests of a group one of them is in: the session-scoped
+  ``chromium`` fixture (tests/chromium_browser.py) then starts one browser (and playwright's driver)
+  in the whole lane, not one per worker.
 Everything else is spread test by test, the tests marked ``slow`` first, then the ``LONG_FIRST`` ones
 (below), longest first: xdist sends groups largest
 first and then the single tests in collection order, where the slow trainer and end-to-end tests
@@ -103,6 +106,23 @@ def group_of(item: pytest.Item) -> str | None:
     return None
 
 
+BROWSER = "browser"
+
+
+def with_one_browser(items: list[pytest.Item], groups: dict[str, str]) -> dict[str, str]:
+    """``groups`` with every ``browser`` test, and every test of a group holding one, in one group
+    (a Slurm cluster's tests keep theirs: none of them drives a browser)."""
+    browsing = {groups.get(item.nodeid) for item in items if item.get_closest_marker(BROWSER) is not None}
+    joined = dict(groups)
+    for item in items:
+        group = groups.get(item.nodeid)
+        if group != "slurm" and (
+            item.get_closest_marker(BROWSER) is not None or (group and group in browsing)
+        ):
+            joined[item.nodeid] = BROWSER
+    return joined
+
+
 def _controller_dir(config: pytest.Config) -> Path | None:
     return getattr(config, "_sweepgen_xdist_groups", None)
 
@@ -131,7 +151,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     folder = getattr(config, "workerinput", {}).get(_KEY)
     if folder is None:
         return
-    groups = {item.nodeid: group for item in items if (group := group_of(item)) is not None}
+    groups = with_one_browser(
+        items, {item.nodeid: group for item in items if (group := group_of(item)) is not None}
+    )
     # the same stable order on every worker, so their collections still agree; a group with a slow
     # test moves whole, its tests in their order (a module-scoped fixture is still built once)
     slow = {item.nodeid for item in items if item.get_closest_marker("slow") is not None}

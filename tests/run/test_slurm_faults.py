@@ -190,7 +190,6 @@ def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
     # Slurm holds it PENDING: so does `status` (the file keeps "running": nothing resubmits it)
     row = status_json("generated/rq")["q"]
     assert row["state"] == "PENDING" and "requeued by Slurm" in row["reason"], row
-    time.sleep(5)
     start_requeued_now(job_id)
     wait_until("generated/rq", lambda r: starts(cwd / "runs/rq/q") == 2, 90, "the requeued job to start")
     row = wait_until("generated/rq", lambda r: r["q"]["state"] == "RUNNING", 30, "the requeued job to run")
