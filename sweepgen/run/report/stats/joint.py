@@ -50,7 +50,7 @@ def family(statistics: stats.Statistics, metric: str) -> list[str]:
     """Whose error rate Holm's alpha is: this report's comparisons of one metric (``metric``, the value
     as compared) with the baseline, no more. Runs log many metrics, and each `report --metric` over the
     same runs is a family of its own at alpha: two or three metrics whose run noise is correlated 0.5,
-    every arm alike the baseline, gave a wrong verdict in some report in up to 7.4% (two) and 8.4%
+    every arm alike the baseline, gave a wrong verdict in some report in up to 7.4% (two) and 8.5%
     (three metrics) of sweeps at 2-5 seeds, and at most 2.9% with each read at alpha / M
     (benchmarks/bench_stats_round14.py --part metrics); a metric chosen after seeing which one
     separates the arms keeps no rate at all. Said beside every table with a comparison, since nothing
