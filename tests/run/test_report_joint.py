@@ -53,7 +53,7 @@ def test_the_verdicts_say_they_are_one_metrics_family_not_every_metrics():
     # two metrics over the same null runs, each reported at 0.05: either errs about twice as often
     # (benchmarks/bench_stats_round14.py --part metrics); the report says whose rate its alpha is
     s = stats.compare(
-        _far_arms(np.random.default_rng(0), 2, 3), baseline="base", mode="max", seeds_needed=False
+        _far_arms(np.random.default_rng(0), 2, 5), baseline="base", mode="max", seeds_needed=False
     )
     (said,) = joint.family(s, "eval_acc (final)")
     assert (
@@ -61,5 +61,5 @@ def test_the_verdicts_say_they_are_one_metrics_family_not_every_metrics():
         in said
     )
     assert "with M metrics read, a wrong verdict in any is up to M x 0.05 likely" in said
-    alone = stats.compare(_far_arms(np.random.default_rng(0), 2, 3), baseline=None, mode="max")
+    alone = stats.compare(_far_arms(np.random.default_rng(0), 2, 5), baseline=None, mode="max")
     assert joint.family(alone, "m") == []  # no baseline: no verdict
