@@ -16,6 +16,8 @@ Parts (``--part``):
 - ``best``: the best of K groups alike (2, 3, 5 seeds): its Bonferroni interval's coverage of its
   own true mean (winner.py / best_value.py) against its plain 95% interval's, and how often it is
   called "better than every other group" (the worst case: two alike at the top, the rest far below);
+- ``best_unequal``: the best group's test where the two alike on top differ in seeds (2 vs 5) and
+  spread;
 - ``paired``: arms on the same seed list, the seed's effect shared: the unpaired test's level and
   power against a paired t-test's (scipy.stats.ttest_rel), the power the report leaves.
 
@@ -164,6 +166,30 @@ def _best(reps: int) -> None:
             print(f"{k} | {n} | {plain / max(have, 1):.2%} | {bonf / max(have, 1):.2%} | {wrong / reps:.2%}")
 
 
+def _best_unequal(reps: int) -> None:
+    """The best group's test at unequal seeds and spreads: two groups alike on top (one of 2 seeds,
+    one of 5, their sds 1 and 3 either way), a third 3 sd below: how often a "better than every
+    other group" is said (wrong: the top two are alike)."""
+    rng = np.random.default_rng(23)
+    print("top two (seeds, sd) | wrong 'better than every other'")
+    for (n1, s1), (n2, s2) in (
+        ((2, 3.0), (5, 1.0)),
+        ((2, 1.0), (5, 3.0)),
+        ((2, 1.0), (5, 1.0)),
+        ((3, 3.0), (5, 1.0)),
+    ):
+        wrong = 0
+        for _ in range(reps):
+            values = {
+                "a": list(rng.normal(0, s1, n1)),
+                "b": list(rng.normal(0, s2, n2)),
+                "c": list(rng.normal(-3, 1, 5)),
+            }
+            s = stats.compare(list(values.items()), baseline=None, mode="max")
+            wrong += "better than every other group" in " ".join(winner.sentence(s, values, 3))
+        print(f"({n1}, {s1:g}) and ({n2}, {s2:g}) | {wrong / reps:.2%}")
+
+
 def _paired(reps: int) -> None:
     from scipy import stats as sps
 
@@ -190,6 +216,7 @@ PARTS = {
     "metrics": _metrics,
     "importance": _importance,
     "best": _best,
+    "best_unequal": _best_unequal,
     "paired": _paired,
 }
 
