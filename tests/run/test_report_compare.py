@@ -131,7 +131,7 @@ def test_shared_seeds_are_said_to_be_compared_unpaired(shaping):
     # Holm's alpha is this metric's family only: said beside the table, with how to read M metrics
     family = "these verdicts are one test family: alpha 0.05 (Holm) holds over the 5 comparisons of eval_acc"
     assert family in said
-    assert "take a verdict only where its p (Holm) is below 0.05 / M" in said
+    assert "before the runs, or take a verdict only where its p (Holm) is below 0.05 / M" in said
     alone = " ".join(report("--metric", "eval_acc", "--seeds", "test").stdout.split())
     assert "same seeds" not in alone and "test family" not in alone  # no baseline: nothing compared
 

@@ -135,7 +135,7 @@ class Outcome:
     def _compared_words(self) -> str:
         metric = self.context.get("metric", "the metric")
         value = self.context.get("value")
-        return f"{metric} ({value})" if value else metric
+        return f"{metric}, {value}," if value else metric  # as the table's title names it
 
 
 def make(request: Request) -> Outcome:

@@ -63,6 +63,6 @@ def family(statistics: stats.Statistics, metric: str) -> list[str]:
         f"these verdicts are one test family: alpha {alpha:g} (Holm) holds over the {n} comparison"
         f"{'' if n == 1 else 's'} of {metric} with {statistics.baseline}, not over metrics; a report of "
         f"another metric over these runs is a family of its own at {alpha:g}, so with M metrics read, a "
-        f"wrong verdict in any is up to M x {alpha:g} likely: name the metric before the runs, or read "
+        f"wrong verdict in any is up to M x {alpha:g} likely: name the metric before the runs, or "
         f"take a verdict only where its p (Holm) is below {alpha:g} / M"
     ]
