@@ -128,8 +128,12 @@ def test_shared_seeds_are_said_to_be_compared_unpaired(shaping):
     # every strategy ran seeds 4-6 with the same per-seed jitter: pairs by seed the test does not use
     said, _ = compare_shaping(shaping, "--seeds", "test")
     assert "the groups compared ran the same seeds (4, 5, 6), but the test treats them as independent" in said
+    # Holm's alpha is this metric's family only: said beside the table, with how to read M metrics
+    family = "these verdicts are one test family: alpha 0.05 (Holm) holds over the 5 comparisons of eval_acc"
+    assert family in said
+    assert "before the runs, or take a verdict only where its p (Holm) is below 0.05 / M" in said
     alone = " ".join(report("--metric", "eval_acc", "--seeds", "test").stdout.split())
-    assert "same seeds" not in alone  # no baseline: nothing compared
+    assert "same seeds" not in alone and "test family" not in alone  # no baseline: nothing compared
 
 
 def test_an_unknown_group_is_exit_2_with_the_closest_names(shaping):

@@ -47,3 +47,19 @@ def test_together_they_cover_less_than_each_level_but_at_least_the_bound():
         together += all(c.low <= 20 <= c.high for c in s.comparisons)
     bound = 1 - 0.05 * sum(1 / k for k in range(1, 11))  # what the sentence promises: 85.4%
     assert bound <= together / sweeps < 0.935
+
+
+def test_the_verdicts_say_they_are_one_metrics_family_not_every_metrics():
+    # two metrics over the same null runs, each reported at 0.05: either errs about twice as often
+    # (benchmarks/bench_stats_round14.py --part metrics); the report says whose rate its alpha is
+    s = stats.compare(
+        _far_arms(np.random.default_rng(0), 2, 5), baseline="base", mode="max", seeds_needed=False
+    )
+    (said,) = joint.family(s, "eval_acc (final)")
+    assert (
+        "alpha 0.05 (Holm) holds over the 2 comparisons of eval_acc (final) with base, not over metrics"
+        in said
+    )
+    assert "with M metrics read, a wrong verdict in any is up to M x 0.05 likely" in said
+    alone = stats.compare(_far_arms(np.random.default_rng(0), 2, 5), baseline=None, mode="max")
+    assert joint.family(alone, "m") == []  # no baseline: no verdict

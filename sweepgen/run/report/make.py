@@ -114,8 +114,8 @@ class Outcome:
         a run far from its group's others (outliers.sentence), seeds that changed nothing, seeds
         shared but not paired, and the
         best group's interval as the best one's (winner.sentence), what the difference intervals
-        hold together (joint.sentence), and verdicts that are the sequential test's
-        (sequential_table)."""
+        hold together (joint.sentence), that the verdicts are one metric's family (joint.family), and
+        verdicts that are the sequential test's (sequential_table)."""
         if self.statistics is None:
             return []
         lost = dropout.sentences(self.lost, {g.name: g.n for g in self.statistics.groups})
@@ -128,8 +128,14 @@ class Outcome:
             *self.items,
             *self.winner,
             *joint.sentence(self.statistics),
+            *joint.family(self.statistics, self._compared_words()),
             *self.after_looks,
         ]
+
+    def _compared_words(self) -> str:
+        metric = self.context.get("metric", "the metric")
+        value = self.context.get("value")
+        return f"{metric}, {value}," if value else metric  # as the table's title names it
 
 
 def make(request: Request) -> Outcome:

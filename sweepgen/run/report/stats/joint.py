@@ -44,3 +44,25 @@ def _held(n: int, together: float) -> str:
             "over their levels)"
         )
     return f"nothing is promised for {every} together (their misses may add up past 100%)"
+
+
+def family(statistics: stats.Statistics, metric: str) -> list[str]:
+    """Whose error rate Holm's alpha is: this report's comparisons of one metric (``metric``, the value
+    as compared) with the baseline, no more. Runs log many metrics, and each `report --metric` over the
+    same runs is a family of its own at alpha: two or three metrics whose run noise is correlated 0.5,
+    every arm alike the baseline, gave a wrong verdict in some report in up to 7.4% (two) and 8.5%
+    (three metrics) of sweeps at 2-5 seeds, and at most 2.9% with each read at alpha / M
+    (benchmarks/bench_stats_round14.py --part metrics); a metric chosen after seeing which one
+    separates the arms keeps no rate at all. Said beside every table with a comparison, since nothing
+    in one report shows how many others were read (none: no baseline)."""
+    if not statistics.comparisons:
+        return []
+    alpha = statistics.methods.alpha
+    n = len(statistics.comparisons)
+    return [
+        f"these verdicts are one test family: alpha {alpha:g} (Holm) holds over the {n} comparison"
+        f"{'' if n == 1 else 's'} of {metric} with {statistics.baseline}, not over metrics; a report of "
+        f"another metric over these runs is a family of its own at {alpha:g}, so with M metrics read, a "
+        f"wrong verdict in any is up to M x {alpha:g} likely: name the metric before the runs, or "
+        f"take a verdict only where its p (Holm) is below {alpha:g} / M"
+    ]
