@@ -45,7 +45,7 @@ main(sys.argv[2:], prog_name="sweepgen")
 def test_a_slurm_search_killed_at_ask_or_record_runs_and_tells_each_trial_once(
     tmp_path: Path, window: str
 ) -> None:
-    n = 2  # the first trial killed: the next `run` finishes it, and asks one more
+    n = 1  # the trial killed: the next `run` finishes it, and asks no other
     write_search_project(tmp_path, {"n": n, "parallel": 1, "sampler": "random"}, resources={"time": 5})
     assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
     run_args = ("run", "generated/fake_search", "--executor", "slurm", *RUN_ARGS)
