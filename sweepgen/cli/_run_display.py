@@ -24,6 +24,7 @@ from sweepgen.escape import line as one_line
 from sweepgen.run.core import boot_clock
 from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word, this_host
 from sweepgen.run.core.runfiles import RunFileError
+from sweepgen.run.core.stopping.queue_cancel import DROPPED
 from sweepgen.run.logs import metrics, tb_step, trainer_states
 from sweepgen.run.logs.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.sweep.grid import RunResult, final_state
@@ -490,15 +491,19 @@ def _listed(words: str, arms: list[str]) -> list[str]:
 def _say_submitted(result: RunResult, sweep_dir: Path) -> None:
     out = _console.stdout()
     skipped = {n: s for n, s in result.live.items() if s.state is RunState.SKIPPED}
-    for name, status in skipped.items():
+    # asked to be dropped by a `sweepgen cancel` before their submission (queue_cancel.py)
+    dropped = {n: s for n, s in result.live.items() if s.state is RunState.CANCELLED and s.reason == DROPPED}
+    for name, status in {**skipped, **dropped}.items():
         out.print(f"{name}: not submitted: {status.reason}", markup=False, highlight=False)
-    count = len(result.live) - len(skipped)
+    count = len(result.live) - len(skipped) - len(dropped)
     if count:
         out.print(
             f"submitted {count} run(s) with the {result.options.executor} executor; "
             f"follow them with `sweepgen status {sweep_dir}`",
             markup=False,
         )
+    elif dropped:
+        out.print(f"submitted nothing ({sweep_dir})", markup=False)
     else:
         out.print(
             f"submitted nothing: every run was already queued, running or finished ({sweep_dir})",

@@ -200,12 +200,13 @@ def cancel(
     (cancelled). Runs no executor can reach from here (a process on another machine) are returned
     in ``elsewhere``, untouched."""
     located = locate(sweep_dir, only)
-    for line in settle_for_cancel(sweep_dir, located.tasks):  # a start under way, or one left unrecorded
-        (say or _say_nothing)(line)
     search = search_stop.state_dir_of(sweep_dir)
     stopped = _stop_search(search, only)
-    # before the look: a start after it finds the request
+    # before the settle and the look: a start after them finds the request (a Slurm submission
+    # reads it under the submission lock the settle waits for), one before them is seen running
     queued, unasked = _drop_queued(located.tasks, say)
+    for line in settle_for_cancel(sweep_dir, located.tasks):  # a start under way, or one left unrecorded
+        (say or _say_nothing)(line)
     views, held = _after_starts(located.tasks, collect(located.tasks), say)
     views = _as_searched(views, search is not None)
     # a grid's `run` drops them before their trainer starts; a search's controller hears no drop
