@@ -722,3 +722,42 @@ def test_the_command_lines_dataset_config_is_the_one_looked_for_in_the_cache(
     _sweep(project, {"bf16": False, "dataset_name": "trl-lib/my_prefs", "dataset_config": "main"})
     code, output = _run(command=TRL + flags)
     assert code == (2 if refused else 0), output
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_light_install_still_judges_an_offline_hub_model_in_the_cache(tmp_path, monkeypatch, cached):
+    """sweepgen without huggingface_hub (a light install; the runs' own Python has it) passed an
+    offline Hub model missing from the cache silently; now the cache's layout is read without it."""
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # `import huggingface_hub` fails
+    monkeypatch.chdir(tmp_path)
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    if cached:
+        cached_hub_model(tmp_path / "hub", "Qwen/Qwen2.5-0.5B")
+    _sweep(tmp_path, {"bf16": False, "model_name_or_path": "Qwen/Qwen2.5-0.5B"})
+    code, output = _run()
+    assert code == (0 if cached else 2), output
+    if not cached:
+        assert "model_name_or_path 'Qwen/Qwen2.5-0.5B' is a Hub model id" in output, output
+
+
+@pytest.mark.train  # huggingface_hub, the oracle, is installed beside TRL only
+def test_the_cache_read_without_huggingface_hub_answers_as_huggingface_hub(tmp_path):
+    """hf_cache.cached_file (a light install's reader) agrees with try_to_load_from_cache."""
+    from huggingface_hub import try_to_load_from_cache
+
+    from sweepgen.run.start.trl import hf_cache
+
+    cached_hub_model(tmp_path, "org/model")
+    cached_hub_model(tmp_path, "org/model", "v2")
+    cached_hub_model(tmp_path, "solo")
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    (tmp_path / "models--org--bare" / "snapshots" / sha).mkdir(parents=True)  # no config.json
+    cases = [("org/model", r) for r in ("main", "v2", "v3", sha, "0" * 40)]
+    cases += [("solo", "main"), ("org/other", "main"), ("org/bare", sha)]
+    for name, revision in cases:
+        theirs = try_to_load_from_cache(name, "config.json", cache_dir=str(tmp_path), revision=revision)
+        ours = hf_cache.cached_file(str(tmp_path), name, revision, "config.json")
+        assert ours == (theirs if isinstance(theirs, str) else None), (name, revision)
