@@ -91,15 +91,22 @@ def has_model(name: str, revision: str, config: Mapping[str, Any]) -> bool | Non
     block = config.get("env")
     if isinstance(block, dict) and any(k in block for k in _HUB_CACHE_KEYS):
         return True
-    if not _REPO_ID.fullmatch(name) or "--" in name or ".." in name or name.endswith(".git"):
-        return None  # not a repo id huggingface_hub takes (HFValidationError): transformers says so
+    return _config_cached(name, revision) if _repo_id(name) else None
+
+
+def _repo_id(name: str) -> bool:
+    """huggingface_hub's validate_repo_id: not one (HFValidationError), transformers says so itself."""
+    return bool(_REPO_ID.fullmatch(name)) and "--" not in name and ".." not in name and not name.endswith(".git")
+
+
+def _config_cached(name: str, revision: str) -> bool | None:
     try:
         from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415 - the run's own reader, only here
     except ImportError:
         return cached_file(hub_cache(), name, revision, "config.json") is not None
     try:
         found = try_to_load_from_cache(name, "config.json", cache_dir=hub_cache(), revision=revision)
-    except ValueError:  # not a repo id it takes (HFValidationError): transformers says so itself
+    except ValueError:  # a revision it refuses: transformers says so itself
         return None
     return isinstance(found, str)
 
@@ -116,10 +123,8 @@ def cached_file(cache: str, name: str, revision: str, filename: str) -> str | No
     if any(part in ("", ".", "..") for part in revision.split("/")):
         return None
     repo = os.path.join(cache, "models--" + "--".join(name.split("/")))
-    ref = os.path.join(repo, "refs", revision)
-    if os.path.isfile(ref):
-        with open(ref, encoding="utf-8") as f:
-            revision = f.read()
+    commit = _commit(os.path.join(repo, "refs", revision))
+    revision = revision if commit is None else commit
     snapshots = os.path.join(repo, "snapshots")
     try:
         shas = os.listdir(snapshots)
@@ -127,6 +132,14 @@ def cached_file(cache: str, name: str, revision: str, filename: str) -> str | No
         return None
     found = os.path.join(snapshots, revision, filename)
     return found if revision in shas and os.path.isfile(found) else None
+
+
+def _commit(ref: str) -> str | None:
+    """The commit a cached ref names (None: no such ref)."""
+    if not os.path.isfile(ref):
+        return None
+    with open(ref, encoding="utf-8") as f:
+        return f.read()
 
 
 def hub_cache() -> str:
