@@ -96,7 +96,8 @@ def has_model(name: str, revision: str, config: Mapping[str, Any]) -> bool | Non
 
 def _repo_id(name: str) -> bool:
     """huggingface_hub's validate_repo_id: not one (HFValidationError), transformers says so itself."""
-    return bool(_REPO_ID.fullmatch(name)) and "--" not in name and ".." not in name and not name.endswith(".git")
+    bad = "--" in name or ".." in name or name.endswith(".git")
+    return bool(_REPO_ID.fullmatch(name)) and not bad
 
 
 def _config_cached(name: str, revision: str) -> bool | None:
