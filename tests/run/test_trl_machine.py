@@ -761,3 +761,35 @@ def test_the_cache_read_without_huggingface_hub_answers_as_huggingface_hub(tmp_p
         theirs = try_to_load_from_cache(name, "config.json", cache_dir=str(tmp_path), revision=revision)
         ours = hf_cache.cached_file(str(tmp_path), name, revision, "config.json")
         assert ours == (theirs if isinstance(theirs, str) else None), (name, revision)
+
+
+@pytest.mark.train  # transformers' own callbacks are the oracle
+def test_the_install_hint_names_the_package_transformers_callback_asks_for(monkeypatch):
+    """`report_to: azure_ml` without azureml said `pip install azureml` (no such package; transformers
+    says `pip install azureml-sdk`): each tracker judged, its library hidden, names in the refusal's
+    hint the package its callback's own error names (tensorboard's names none: the installed
+    distribution holding the module, as importlib.metadata knows it)."""
+    import importlib.metadata
+    import importlib.util
+    import re
+
+    from transformers.integrations import integration_utils
+
+    from sweepgen.run.start.trl import trl_report_to
+
+    real = importlib.util.find_spec
+    for name, needs in trl_report_to._NEEDS.items():
+        modules = {m for group in needs for m in group}
+        monkeypatch.setattr(
+            importlib.util, "find_spec", lambda m, *a, _h=modules: None if m in _h else real(m, *a)
+        )
+        with pytest.raises((RuntimeError, ImportError)) as raised:
+            integration_utils.INTEGRATION_TO_CALLBACK[name]()
+        problem = trl_report_to._missing(name)
+        assert problem is not None, name
+        asked = re.search(r"pip install ([\w.\-\[\]]+)", str(raised.value))
+        if asked is None:  # tensorboard: "Either update your PyTorch version or install tensorboardX"
+            asked_for = importlib.metadata.packages_distributions()[needs[0][0]][0]
+        else:
+            asked_for = asked.group(1).split(">=")[0]
+        assert f"`pip install {asked_for}`" in problem[1], (name, problem[1], str(raised.value))
