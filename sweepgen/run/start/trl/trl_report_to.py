@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import importlib.metadata
 import importlib.util
 import re
 from collections.abc import Mapping, Sequence
@@ -111,6 +110,8 @@ def pip_name(module: str) -> str | None:
     said = _callback_pip().get(owner or "")
     if said is not None:
         return said
+    import importlib.metadata  # noqa: PLC0415 - slow to import: only for a tracker found missing
+
     found = importlib.metadata.packages_distributions().get(module)
     return found[0] if found else None
 
