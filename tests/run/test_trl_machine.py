@@ -793,3 +793,50 @@ def test_the_install_hint_names_the_package_transformers_callback_asks_for(monke
         else:
             asked_for = asked.group(1).split(">=")[0]
         assert f"`pip install {asked_for}`" in problem[1], (name, problem[1], str(raised.value))
+
+
+def _slurm_sweep(root: Path, extra: dict[str, Any]) -> None:
+    """The sweep of _sweep, with the `resources:` block the Slurm executor needs."""
+    _sweep(root, extra)
+    lock = root / "generated" / "t" / "sweep.lock.json"
+    lock.write_text(json.dumps({**json.loads(lock.read_text()), "resources": {"time": "00:10:00"}}))
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({"dataset_name": "./data/prefs"}, "error: dataset_name './data/prefs' is no folder of"),
+        ({"model_name_or_path": "./models/qwne"}, "error: model_name_or_path './models/qwne' is no folder"),
+        ({"resume_from_checkpoint": True}, "error: resume_from_checkpoint is true, but output_dir"),
+        (
+            {"model_name_or_path": "Qwen/Qwen2.5-0.5B"},
+            "warning: generated/t/beta1.yaml:4:1: model_name_or_path 'Qwen/Qwen2.5-0.5B' is a Hub model id",
+        ),
+        (
+            {"dataset_name": "data/prefs"},
+            "warning: generated/t/beta1.yaml:4:1: dataset_name 'data/prefs' is no",
+        ),
+    ],
+)
+def test_a_slurm_sweep_is_judged_for_its_working_folder_and_warned_of_the_nodes_cache(
+    tmp_path, monkeypatch, extra, said
+):
+    """A Slurm sweep's runs start in the working folder (the job's cwd), shared with the nodes: a
+    missing dataset or model folder and a resume with no checkpoint failed each run on its node,
+    judged only for local runs; now refused. Offline, a Hub model or dataset this machine's cache
+    lacks passed silently: the nodes' cache is not known here, so it is said not checked (once)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()  # `data/prefs`: a Hub id by its spelling, offline not in the cache
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
+    _slurm_sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run("--executor", "slurm")
+    assert said in output and "Traceback" not in output, output
+    if said.startswith("error"):
+        assert code == 2, output
+    else:  # the light lane has no submitit: the dry run is refused for it after the warning
+        assert code == 0 or "needs submitit" in output, output
+        assert output.count("warning:") == 1 and "Slurm nodes' cache was not checked" in output, output
