@@ -840,3 +840,82 @@ def test_a_slurm_sweep_is_judged_for_its_working_folder_and_warned_of_the_nodes_
     else:  # the light lane has no submitit: the dry run is refused for it after the warning
         assert code == 0 or "needs submitit" in output, output
         assert output.count("warning:") == 1 and "Slurm nodes' cache was not checked" in output, output
+
+
+def _card(*names: str, marked: str | None = None) -> str:
+    """A dataset folder's README.md listing the configs ``names`` (``marked``: `default: true`)."""
+    entries = "".join(
+        f"- config_name: {n}\n  data_files: a.jsonl\n" + ("  default: true\n" if n == marked else "")
+        for n in names
+    )
+    return f"---\nconfigs:\n{entries}---\n# data\n"
+
+
+_CARDS = {
+    "plain": None,  # no README.md: the one config `default`
+    "no_configs": "---\nlicense: mit\n---\n# data\n",
+    "two": _card("first", "second"),
+    "one": _card("only"),
+    "marked": _card("first", "second", marked="second"),
+    "named_default": _card("default", "first"),
+}
+
+
+def _dataset_folders(root: Path) -> None:
+    for folder, card in _CARDS.items():
+        (root / "data" / folder).mkdir(parents=True)
+        (root / "data" / folder / "a.jsonl").write_text('{"prompt": "a", "completion": "b"}\n')
+        if card is not None:
+            (root / "data" / folder / "README.md").write_text(card)
+
+
+@pytest.mark.train  # datasets, the oracle, is installed beside TRL only
+def test_the_configs_of_a_dataset_folder_are_the_ones_datasets_loads(tmp_path, monkeypatch):
+    """Each folder and name: refused by the check exactly where datasets' own builder raises."""
+    import datasets
+
+    from sweepgen.run.start.trl import trl_dataset_config
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    _dataset_folders(tmp_path)
+    for folder in _CARDS:
+        for name in (None, "default", "first", "second", "only", "nope"):
+            try:
+                datasets.load_dataset_builder(f"./data/{folder}", name=name)
+                loads = True
+            except ValueError:
+                loads = False
+            configs = trl_dataset_config.folder_configs(f"./data/{folder}")
+            assert configs is not None
+            assert (trl_dataset_config._problem(name, *configs) is None) == loads, (folder, name)
+
+
+@pytest.mark.parametrize(
+    ("extra", "flags", "said"),
+    [
+        ({"dataset_name": "./data/two", "dataset_config": "thrid"}, "", "generated/t/beta1.yaml:"),
+        ({"dataset_name": "./data/two"}, " --dataset_config thrid", "--command:"),
+        ({"dataset_name": "./data/plain", "dataset_config": "en"}, "", "its configs: default"),
+        ({"dataset_name": "./data/two"}, "", "marks none default"),
+        ({"datasets": [{"path": "./data/one", "name": "first"}]}, "", "datasets[0].name is 'first'"),
+        ({"dataset_name": "./data/two", "dataset_config": "second"}, "", None),
+        ({"dataset_name": "./data/plain"}, "", None),
+        ({"dataset_name": "./data/one"}, "", None),
+    ],
+)
+def test_a_dataset_config_the_local_folder_does_not_have_is_refused_before_any_run(
+    tmp_path, monkeypatch, extra, flags, said
+):
+    """`--dataset_config en` with a local folder of data files: `datasets` knows only the configs its
+    README.md lists (else `default`) and raised at each run's start ("BuilderConfig 'en' not
+    found"), after the model loaded; now refused where it is written."""
+    monkeypatch.chdir(tmp_path)
+    _dataset_folders(tmp_path)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=TRL + flags)
+    assert code == (0 if said is None else 2), output
+    if said is not None:
+        assert said in output and "`datasets.load_dataset` raises" in output and "Traceback" not in output, (
+            output
+        )

@@ -91,14 +91,8 @@ def _judge_name(run: _Run, name: object, where: tuple[str | int, ...], from_comm
     close = _close(name)
     label = where[0] if len(where) == 1 else f"datasets[{where[1]}].path"
     location = Location("--command") if from_command else key_location(run.sweep_dir, run.task, where)
-    if not _path(name):
-        if not _under_folder(name) or not (close is not None or run.offline):
-            return
-        if hf_cache.has_dataset(name, run.config):
-            return  # offline, `datasets` loads the cached copy
-        if not run.where.cache_here:
-            run.where.not_judged(location, _cache_not_judged(str(label), name))
-            return
+    if not _path(name) and _may_be_hub(run, name, close, (location, str(label))):
+        return
     refusal = ConfigError(
         f"{label} {name!r} is no folder of {os.getcwd()}, where the runs start: `datasets."
         "load_dataset` takes a name that is no folder for a Hub dataset id, so each run would fail "
@@ -112,6 +106,21 @@ def _judge_name(run: _Run, name: object, where: tuple[str | int, ...], from_comm
     # read: the name, the mixture that would win over it, and (a name that may be a Hub id) env:
     refusal.reads = frozenset({"dataset_name", "datasets", *(() if _path(name) else ("env",))})
     raise refusal
+
+
+def _may_be_hub(run: _Run, name: str, close: str | None, shown: tuple[Location, str]) -> bool:
+    """Whether ``org/name``, with a folder ``org`` here, may still be the Hub dataset it spells:
+    without a name close to it in that folder (a typo) while the Hub is on for the run's `datasets`,
+    or in `datasets`' cache, which offline it loads (hf_cache); a Slurm run's cache is its node's,
+    not known here: said not judged (True)."""
+    if not _under_folder(name) or not (close is not None or run.offline):
+        return True
+    if hf_cache.has_dataset(name, run.config):
+        return True  # offline, `datasets` loads the cached copy
+    if not run.where.cache_here:
+        run.where.not_judged(shown[0], _cache_not_judged(shown[1], name))
+        return True
+    return False
 
 
 def _cache_not_judged(label: str, name: str) -> str:

@@ -40,6 +40,7 @@ from sweepgen.run.start.trl import (
     trl_command,
     trl_config_keys,
     trl_dataset,
+    trl_dataset_config,
     trl_env,
     trl_flags,
     trl_generation,
@@ -350,6 +351,7 @@ def _judge_here(
         trl_dataset.judge_model(
             context.sweep_dir, task, config, from_command="model_name_or_path" in given, where=where
         )
+        trl_dataset_config.judge(context.sweep_dir, task, config, from_command="dataset_config" in given)
         with _reading("resume_from_checkpoint", "output_dir"):
             trl_resume.judge(context.sweep_dir, task, config, context.flags)
         if cpu_only:
