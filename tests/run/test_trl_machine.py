@@ -919,3 +919,47 @@ def test_a_dataset_config_the_local_folder_does_not_have_is_refused_before_any_r
         assert said in output and "`datasets.load_dataset` raises" in output and "Traceback" not in output, (
             output
         )
+
+
+SFT = f"{shlex.quote(sys.executable)} -m trl.scripts.sft --config {{config}}"
+
+
+@pytest.mark.parametrize(
+    ("value", "flags", "said"),
+    [
+        ("templates/chta.jinja", "", "is no file here"),  # mistyped: TRL takes it for a Hub id
+        ("templates/chat.txt", "", "ends in neither .jinja nor .j2"),  # read as a tokenizer folder
+        ("./tok", "", "is no folder here and cannot be a Hub id"),
+        (None, " --chat_template_path templates/chta.jinja", "--command:"),
+        ("templates/chat.jinja", "", None),
+        ("templates", "", None),  # a folder: a tokenizer's, cloned
+        ("Qwen/Qwen2.5-0.5B-Instruct", "", None),  # a Hub id: left to transformers
+    ],
+)
+def test_a_chat_template_path_trl_cannot_read_is_refused_before_any_run(
+    tmp_path, monkeypatch, value, flags, said
+):
+    """`trl sft --chat_template_path templates/chta.jinja`: TRL reads a template only from a file
+    ending in .jinja or .j2 and loads anything else as a tokenizer, which failed at each run's start
+    after the model loaded; now refused where it is written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "chat.jinja").write_text("{{ messages }}")
+    (tmp_path / "templates" / "chat.txt").write_text("{{ messages }}")
+    extra = {} if value is None else {"chat_template_path": value}
+    configs = {
+        f"lr{i}": {"learning_rate": lr, "bf16": False, "output_dir": f"runs/t/lr{i}", **extra}
+        for i, lr in ((1, 1e-5), (2, 2e-5))
+    }
+    make_config_sweep(
+        tmp_path,
+        configs,
+        sweep="t",
+        values={n: {"learning_rate": c["learning_rate"]} for n, c in configs.items()},
+    )
+    code, output = _run(command=SFT + flags)
+    assert code == (0 if said is None else 2), output
+    if said is not None:
+        assert said in output and "AutoTokenizer.from_pretrained" in output and "Traceback" not in output, (
+            output
+        )

@@ -91,7 +91,7 @@ def _judge_name(run: _Run, name: object, where: tuple[str | int, ...], from_comm
     close = _close(name)
     label = where[0] if len(where) == 1 else f"datasets[{where[1]}].path"
     location = Location("--command") if from_command else key_location(run.sweep_dir, run.task, where)
-    if not _path(name) and _may_be_hub(run, name, close, (location, str(label))):
+    if not is_path(name) and _may_be_hub(run, name, close, (location, str(label))):
         return
     refusal = ConfigError(
         f"{label} {name!r} is no folder of {os.getcwd()}, where the runs start: `datasets."
@@ -104,7 +104,7 @@ def _judge_name(run: _Run, name: object, where: tuple[str | int, ...], from_comm
         "or a Hub dataset as org/name",
     )
     # read: the name, the mixture that would win over it, and (a name that may be a Hub id) env:
-    refusal.reads = frozenset({"dataset_name", "datasets", *(() if _path(name) else ("env",))})
+    refusal.reads = frozenset({"dataset_name", "datasets", *(() if is_path(name) else ("env",))})
     raise refusal
 
 
@@ -146,7 +146,7 @@ def judge_model(
     name = config.get("model_name_or_path")
     if not _judged(name):
         return
-    if not _path(str(name)):
+    if not is_path(str(name)):
         _judge_cached(_Run(sweep_dir, task, config, False, where), str(name), from_command)
         return
     close = _close(str(name))
@@ -222,7 +222,7 @@ def inside_here(name: str) -> bool:
     return confine.within(spelled, here) and confine.within(os.path.realpath(os.path.dirname(spelled)), here)
 
 
-def _path(name: str) -> bool:
+def is_path(name: str) -> bool:
     """Whether the name can only be a path: never a Hub id."""
     return name.startswith(("/", "./", "../", "~")) or name.count("/") >= 2 or "\\" in name
 

@@ -37,6 +37,7 @@ from sweepgen.run.core.plan.trl_output_dir import trl_script
 from sweepgen.run.start import command_overrides, installed_source, vllm_server
 from sweepgen.run.start.config_where import rendered
 from sweepgen.run.start.trl import (
+    trl_chat_template,
     trl_command,
     trl_config_keys,
     trl_dataset,
@@ -352,6 +353,7 @@ def _judge_here(
             context.sweep_dir, task, config, from_command="model_name_or_path" in given, where=where
         )
         trl_dataset_config.judge(context.sweep_dir, task, config, from_command="dataset_config" in given)
+        trl_chat_template.judge(context.sweep_dir, task, config, from_command="chat_template_path" in given)
         with _reading("resume_from_checkpoint", "output_dir"):
             trl_resume.judge(context.sweep_dir, task, config, context.flags)
         if cpu_only:
