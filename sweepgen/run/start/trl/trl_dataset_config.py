@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +102,15 @@ def folder_configs(folder: str) -> tuple[list[str], str | None] | None:
     listed = card.get("configs")
     if not isinstance(listed, list) or not listed:
         return ["default"], "default"
-    entries = [c for c in listed if isinstance(c, dict)]
-    names = [str(c.get("config_name", "default")) for c in entries]
-    marked = [str(c.get("config_name", "default")) for c in entries if c.get("default") is True]
+    return _names(c for c in listed if isinstance(c, dict))
+
+
+def _names(entries: Iterable[dict[str, Any]]) -> tuple[list[str], str | None]:
+    """The ``configs:`` entries' names (``config_name``, else ``default``), and the one loaded without
+    a name: the one marked ``default: true``, else one named ``default``."""
+    named = [(str(c.get("config_name", "default")), c.get("default") is True) for c in entries]
+    names = [name for name, _ in named]
+    marked = [name for name, default in named if default]
     return names, marked[0] if marked else ("default" if "default" in names else None)
 
 
