@@ -963,3 +963,37 @@ def test_a_chat_template_path_trl_cannot_read_is_refused_before_any_run(
         assert said in output and "AutoTokenizer.from_pretrained" in output and "Traceback" not in output, (
             output
         )
+
+
+def test_a_slurm_search_trial_says_the_check_not_made_and_starts(tmp_path, monkeypatch):
+    """A search's trials on Slurm meet the same judgment: an offline Hub model this machine's cache
+    lacks is said not checked through the note the controller hands in (it tells it once), and the
+    trial starts (no refusal): never a silent pass, never a refusal of what the nodes may hold."""
+    from sweepgen.run.core.plan.tasks import load_sweep, parse_command
+    from sweepgen.run.start.trl import trl_start
+
+    monkeypatch.chdir(tmp_path)
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    _sweep(tmp_path, {"bf16": False, "model_name_or_path": "Qwen/Qwen2.5-0.5B"})
+    argv = parse_command(TRL)
+    tasks = load_sweep(Path("generated/t"), command=argv).tasks
+    said: list[str] = []
+    for trial in ([tasks[0]], [tasks[1]]):
+        assert (
+            trl_start.trial_refusal(Path("generated/t"), argv, [], trial, 1, "slurm", [], None, said.append)
+            is None
+        )
+    assert len(said) == 2 and all("Slurm nodes' cache was not checked" in line for line in said), said
+    assert said[0].startswith("warning: generated/t/beta1.yaml:4:1: model_name_or_path")
+    # the controller tells it once, though each trial's line names its own file
+    from types import SimpleNamespace
+
+    from sweepgen.run.search.controller import SearchController
+
+    controller = SimpleNamespace(warned=set(), events=[])
+    for line in said:
+        SearchController._warn_once(controller, line)  # type: ignore[arg-type]
+    assert controller.events == said[:1]

@@ -309,9 +309,11 @@ class SearchController:
         return Refused(f"{found[0].message} (hint: {found[0].hint})")
 
     def _warn_once(self, line: str) -> None:
-        """A start check's warning (a judgment not made), told once however many trials meet it."""
-        if line not in self.warned:
-            self.warned.add(line)
+        """A start check's warning (a judgment not made), told once however many trials meet it
+        (``warning: FILE:LINE:COL: TEXT``: each trial's own file, the same text)."""
+        text = line.split(": ", 2)[-1]
+        if text not in self.warned:
+            self.warned.add(text)
             self.events.append(line)
 
     def _launch(self, live: _LiveTrial, tasks: Sequence[RunTask]) -> None:
