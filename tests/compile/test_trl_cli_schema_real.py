@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import typing
 from enum import Enum
 from pathlib import Path
 
@@ -385,3 +386,28 @@ def test_dpo_padding_free_which_the_trainer_turns_off_is_refused(
         return
     assert done.exit_code == 2 and "dpo.yaml:2:" in done.stderr, done.stderr
     assert "turns padding_free off whatever it is, trl/trainer/dpo_trainer.py:" in done.stderr
+
+
+def test_resume_from_checkpoint_true_is_taken_as_trl_takes_it(tmp_path, monkeypatch):
+    """`resume_from_checkpoint: true` (resume from output_dir's last checkpoint) was refused by the
+    exported schema ("expected string or null", the field's annotation), though TrlParser keeps it a
+    bool and transformers' Trainer.train takes `str | bool | None`: a TRL user's `render` failed."""
+    import inspect
+
+    from transformers import Trainer
+    from trl import GRPOConfig, TrlParser
+
+    from sweepgen.compile.schema.one_or_list import accepted_hints
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(
+        "output_dir: out\nresume_from_checkpoint: true\nbf16: false\nuse_cpu: true\n"
+    )
+    monkeypatch.setattr(sys, "argv", ["grpo", "--config", "c.yaml"])
+    (args,) = TrlParser((GRPOConfig,)).parse_args_and_config()
+    assert args.resume_from_checkpoint is True  # the oracle: TRL keeps it a bool ...
+    assert bool in typing.get_args(
+        inspect.signature(Trainer.train).parameters["resume_from_checkpoint"].annotation
+    )
+    hint = accepted_hints(GRPOConfig, {"resume_from_checkpoint": str | None})["resume_from_checkpoint"]
+    assert set(typing.get_args(hint)) == {str, bool, type(None)}  # ... and so does the schema

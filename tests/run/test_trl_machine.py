@@ -722,3 +722,278 @@ def test_the_command_lines_dataset_config_is_the_one_looked_for_in_the_cache(
     _sweep(project, {"bf16": False, "dataset_name": "trl-lib/my_prefs", "dataset_config": "main"})
     code, output = _run(command=TRL + flags)
     assert code == (2 if refused else 0), output
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_light_install_still_judges_an_offline_hub_model_in_the_cache(tmp_path, monkeypatch, cached):
+    """sweepgen without huggingface_hub (a light install; the runs' own Python has it) passed an
+    offline Hub model missing from the cache silently; now the cache's layout is read without it."""
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # `import huggingface_hub` fails
+    monkeypatch.chdir(tmp_path)
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    if cached:
+        cached_hub_model(tmp_path / "hub", "Qwen/Qwen2.5-0.5B")
+    _sweep(tmp_path, {"bf16": False, "model_name_or_path": "Qwen/Qwen2.5-0.5B"})
+    code, output = _run()
+    assert code == (0 if cached else 2), output
+    if not cached:
+        assert "model_name_or_path 'Qwen/Qwen2.5-0.5B' is a Hub model id" in output, output
+
+
+@pytest.mark.train  # huggingface_hub, the oracle, is installed beside TRL only
+def test_the_cache_read_without_huggingface_hub_answers_as_huggingface_hub(tmp_path):
+    """hf_cache.cached_file (a light install's reader) agrees with try_to_load_from_cache."""
+    from huggingface_hub import try_to_load_from_cache
+
+    from sweepgen.run.start.trl import hf_cache
+
+    cached_hub_model(tmp_path, "org/model")
+    cached_hub_model(tmp_path, "org/model", "v2")
+    cached_hub_model(tmp_path, "solo")
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    (tmp_path / "models--org--bare" / "snapshots" / sha).mkdir(parents=True)  # no config.json
+    cases = [("org/model", r) for r in ("main", "v2", "v3", sha, "0" * 40)]
+    cases += [("solo", "main"), ("org/other", "main"), ("org/bare", sha)]
+    for name, revision in cases:
+        theirs = try_to_load_from_cache(name, "config.json", cache_dir=str(tmp_path), revision=revision)
+        ours = hf_cache.cached_file(str(tmp_path), name, revision, "config.json")
+        assert ours == (theirs if isinstance(theirs, str) else None), (name, revision)
+
+
+@pytest.mark.train  # transformers' own callbacks are the oracle
+def test_the_install_hint_names_the_package_transformers_callback_asks_for(monkeypatch):
+    """`report_to: azure_ml` without azureml said `pip install azureml` (no such package; transformers
+    says `pip install azureml-sdk`): each tracker judged, its library hidden, names in the refusal's
+    hint the package its callback's own error names (tensorboard's names none: the installed
+    distribution holding the module, as importlib.metadata knows it)."""
+    import importlib.metadata
+    import importlib.util
+    import re
+
+    from transformers.integrations import integration_utils
+
+    from sweepgen.run.start.trl import trl_report_to
+
+    real = importlib.util.find_spec
+    for name, needs in trl_report_to._NEEDS.items():
+        modules = {m for group in needs for m in group}
+        monkeypatch.setattr(
+            importlib.util, "find_spec", lambda m, *a, _h=modules: None if m in _h else real(m, *a)
+        )
+        with pytest.raises((RuntimeError, ImportError)) as raised:
+            integration_utils.INTEGRATION_TO_CALLBACK[name]()
+        problem = trl_report_to._missing(name)
+        assert problem is not None, name
+        asked = re.search(r"pip install ([\w.\-\[\]]+)", str(raised.value))
+        if asked is None:  # tensorboard: "Either update your PyTorch version or install tensorboardX"
+            asked_for = importlib.metadata.packages_distributions()[needs[0][0]][0]
+        else:
+            asked_for = asked.group(1).split(">=")[0]
+        assert f"`pip install {asked_for}`" in problem[1], (name, problem[1], str(raised.value))
+
+
+def _slurm_sweep(root: Path, extra: dict[str, Any]) -> None:
+    """The sweep of _sweep, with the `resources:` block the Slurm executor needs."""
+    _sweep(root, extra)
+    lock = root / "generated" / "t" / "sweep.lock.json"
+    lock.write_text(json.dumps({**json.loads(lock.read_text()), "resources": {"time": "00:10:00"}}))
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({"dataset_name": "./data/prefs"}, "error: dataset_name './data/prefs' is no folder of"),
+        ({"model_name_or_path": "./models/qwne"}, "error: model_name_or_path './models/qwne' is no folder"),
+        ({"resume_from_checkpoint": True}, "error: resume_from_checkpoint is true, but output_dir"),
+        (
+            {"model_name_or_path": "Qwen/Qwen2.5-0.5B"},
+            "warning: generated/t/beta1.yaml:4:1: model_name_or_path 'Qwen/Qwen2.5-0.5B' is a Hub model id",
+        ),
+        (
+            {"dataset_name": "data/prefs"},
+            "warning: generated/t/beta1.yaml:4:1: dataset_name 'data/prefs' is no",
+        ),
+    ],
+)
+def test_a_slurm_sweep_is_judged_for_its_working_folder_and_warned_of_the_nodes_cache(
+    tmp_path, monkeypatch, extra, said
+):
+    """A Slurm sweep's runs start in the working folder (the job's cwd), shared with the nodes: a
+    missing dataset or model folder and a resume with no checkpoint failed each run on its node,
+    judged only for local runs; now refused. Offline, a Hub model or dataset this machine's cache
+    lacks passed silently: the nodes' cache is not known here, so it is said not checked (once)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()  # `data/prefs`: a Hub id by its spelling, offline not in the cache
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
+    _slurm_sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run("--executor", "slurm")
+    assert said in output and "Traceback" not in output, output
+    if said.startswith("error"):
+        assert code == 2, output
+    else:  # the light lane has no submitit: the dry run is refused for it after the warning
+        assert code == 0 or "needs submitit" in output, output
+        assert output.count("warning:") == 1 and "Slurm nodes' cache was not checked" in output, output
+
+
+def _card(*names: str, marked: str | None = None) -> str:
+    """A dataset folder's README.md listing the configs ``names`` (``marked``: `default: true`)."""
+    entries = "".join(
+        f"- config_name: {n}\n  data_files: a.jsonl\n" + ("  default: true\n" if n == marked else "")
+        for n in names
+    )
+    return f"---\nconfigs:\n{entries}---\n# data\n"
+
+
+_CARDS = {
+    "plain": None,  # no README.md: the one config `default`
+    "no_configs": "---\nlicense: mit\n---\n# data\n",
+    "two": _card("first", "second"),
+    "one": _card("only"),
+    "marked": _card("first", "second", marked="second"),
+    "named_default": _card("default", "first"),
+}
+
+
+def _dataset_folders(root: Path) -> None:
+    for folder, card in _CARDS.items():
+        (root / "data" / folder).mkdir(parents=True)
+        (root / "data" / folder / "a.jsonl").write_text('{"prompt": "a", "completion": "b"}\n')
+        if card is not None:
+            (root / "data" / folder / "README.md").write_text(card)
+
+
+@pytest.mark.train  # datasets, the oracle, is installed beside TRL only
+def test_the_configs_of_a_dataset_folder_are_the_ones_datasets_loads(tmp_path, monkeypatch):
+    """Each folder and name: refused by the check exactly where datasets' own builder raises."""
+    import datasets
+
+    from sweepgen.run.start.trl import trl_dataset_config
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    _dataset_folders(tmp_path)
+    for folder in _CARDS:
+        for name in (None, "default", "first", "second", "only", "nope"):
+            try:
+                datasets.load_dataset_builder(f"./data/{folder}", name=name)
+                loads = True
+            except ValueError:
+                loads = False
+            configs = trl_dataset_config.folder_configs(f"./data/{folder}")
+            assert configs is not None
+            assert (trl_dataset_config._problem(name, *configs) is None) == loads, (folder, name)
+
+
+@pytest.mark.parametrize(
+    ("extra", "flags", "said"),
+    [
+        ({"dataset_name": "./data/two", "dataset_config": "thrid"}, "", "generated/t/beta1.yaml:"),
+        ({"dataset_name": "./data/two"}, " --dataset_config thrid", "--command:"),
+        ({"dataset_name": "./data/plain", "dataset_config": "en"}, "", "its configs: default"),
+        ({"dataset_name": "./data/two"}, "", "marks none default"),
+        ({"datasets": [{"path": "./data/one", "name": "first"}]}, "", "datasets[0].name is 'first'"),
+        ({"dataset_name": "./data/two", "dataset_config": "second"}, "", None),
+        ({"dataset_name": "./data/plain"}, "", None),
+        ({"dataset_name": "./data/one"}, "", None),
+    ],
+)
+def test_a_dataset_config_the_local_folder_does_not_have_is_refused_before_any_run(
+    tmp_path, monkeypatch, extra, flags, said
+):
+    """`--dataset_config en` with a local folder of data files: `datasets` knows only the configs its
+    README.md lists (else `default`) and raised at each run's start ("BuilderConfig 'en' not
+    found"), after the model loaded; now refused where it is written."""
+    monkeypatch.chdir(tmp_path)
+    _dataset_folders(tmp_path)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=TRL + flags)
+    assert code == (0 if said is None else 2), output
+    if said is not None:
+        assert said in output and "`datasets.load_dataset` raises" in output and "Traceback" not in output, (
+            output
+        )
+
+
+SFT = f"{shlex.quote(sys.executable)} -m trl.scripts.sft --config {{config}}"
+
+
+@pytest.mark.parametrize(
+    ("value", "flags", "said"),
+    [
+        ("templates/chta.jinja", "", "is no file here"),  # mistyped: TRL takes it for a Hub id
+        ("templates/chat.txt", "", "ends in neither .jinja nor .j2"),  # read as a tokenizer folder
+        ("./tok", "", "is no folder here and cannot be a Hub id"),
+        (None, " --chat_template_path templates/chta.jinja", "--command:"),
+        ("templates/chat.jinja", "", None),
+        ("templates", "", None),  # a folder: a tokenizer's, cloned
+        ("Qwen/Qwen2.5-0.5B-Instruct", "", None),  # a Hub id: left to transformers
+    ],
+)
+def test_a_chat_template_path_trl_cannot_read_is_refused_before_any_run(
+    tmp_path, monkeypatch, value, flags, said
+):
+    """`trl sft --chat_template_path templates/chta.jinja`: TRL reads a template only from a file
+    ending in .jinja or .j2 and loads anything else as a tokenizer, which failed at each run's start
+    after the model loaded; now refused where it is written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "chat.jinja").write_text("{{ messages }}")
+    (tmp_path / "templates" / "chat.txt").write_text("{{ messages }}")
+    extra = {} if value is None else {"chat_template_path": value}
+    configs = {
+        f"lr{i}": {"learning_rate": lr, "bf16": False, "output_dir": f"runs/t/lr{i}", **extra}
+        for i, lr in ((1, 1e-5), (2, 2e-5))
+    }
+    make_config_sweep(
+        tmp_path,
+        configs,
+        sweep="t",
+        values={n: {"learning_rate": c["learning_rate"]} for n, c in configs.items()},
+    )
+    code, output = _run(command=SFT + flags)
+    assert code == (0 if said is None else 2), output
+    if said is not None:
+        assert said in output and "AutoTokenizer.from_pretrained" in output and "Traceback" not in output, (
+            output
+        )
+
+
+def test_a_slurm_search_trial_says_the_check_not_made_and_starts(tmp_path, monkeypatch):
+    """A search's trials on Slurm meet the same judgment: an offline Hub model this machine's cache
+    lacks is said not checked through the note the controller hands in (it tells it once), and the
+    trial starts (no refusal): never a silent pass, never a refusal of what the nodes may hold."""
+    from sweepgen.run.core.plan.tasks import load_sweep, parse_command
+    from sweepgen.run.start.trl import trl_start
+
+    monkeypatch.chdir(tmp_path)
+    for key in _OFFLINE_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    _sweep(tmp_path, {"bf16": False, "model_name_or_path": "Qwen/Qwen2.5-0.5B"})
+    argv = parse_command(TRL)
+    tasks = load_sweep(Path("generated/t"), command=argv).tasks
+    said: list[str] = []
+    for trial in ([tasks[0]], [tasks[1]]):
+        assert (
+            trl_start.trial_refusal(Path("generated/t"), argv, [], trial, 1, "slurm", [], None, said.append)
+            is None
+        )
+    assert len(said) == 2 and all("Slurm nodes' cache was not checked" in line for line in said), said
+    assert said[0].startswith("warning: generated/t/beta1.yaml:4:1: model_name_or_path")
+    # the controller tells it once, though each trial's line names its own file
+    from types import SimpleNamespace
+
+    from sweepgen.run.search.controller import SearchController
+
+    controller = SimpleNamespace(warned=set(), events=[])
+    for line in said:
+        SearchController._warn_once(controller, line)  # type: ignore[arg-type]
+    assert controller.events == said[:1]

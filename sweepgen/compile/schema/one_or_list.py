@@ -27,6 +27,8 @@ import types
 import typing
 from typing import Any, Literal
 
+from sweepgen.formats import pysource
+
 
 def accepted_hints(cls: type, hints: dict[str, Any]) -> dict[str, Any]:
     """``hints`` (field name -> type) with every field the class converts also taking one item, and
@@ -39,7 +41,41 @@ def accepted_hints(cls: type, hints: dict[str, Any]) -> dict[str, Any]:
     for name, const in argparse_consts(cls).items():
         if name in out:  # a switch's `false` says "off" as its absence does
             out[name] = out[name] | _type_of((True, False) if isinstance(const, bool) else (const,))
-    return out
+    return _with_resume_true(cls, out)
+
+
+def _with_resume_true(cls: type, hints: dict[str, Any]) -> dict[str, Any]:
+    if _RESUME in hints and _trainer_resumes_from_true(cls):
+        hints[_RESUME] = hints[_RESUME] | bool
+    return hints
+
+
+_RESUME = "resume_from_checkpoint"
+
+
+def _trainer_resumes_from_true(cls: type) -> bool:
+    """Whether ``resume_from_checkpoint: true`` is a value a TrainingArguments subclass's run takes:
+    TRL's scripts hand the field to ``Trainer.train``, whose parameter of that name transformers
+    annotates ``str | bool | None`` (``true``: the last checkpoint-N of output_dir), and TrlParser
+    keeps a config's ``true`` a bool; the field itself says ``str | None``. Read from the installed
+    transformers' ``trainer.py`` (parsed, never imported)."""
+    if not any(c.__name__ == "TrainingArguments" for c in cls.__mro__):
+        return False
+    annotation = _train_annotation()
+    return annotation is not None and "bool" in ast.unparse(annotation)
+
+
+def _train_annotation() -> ast.expr | None:
+    """The annotation of ``Trainer.train``'s ``resume_from_checkpoint`` in transformers' source."""
+    tree = pysource.parsed("transformers.trainer")
+    trainer = _first(ast.ClassDef, "Trainer", tree.body if tree else [])
+    train = _first(ast.FunctionDef, "train", trainer.body if isinstance(trainer, ast.ClassDef) else [])
+    args = train.args.args if isinstance(train, ast.FunctionDef) else []
+    return next((a.annotation for a in args if a.arg == _RESUME), None)
+
+
+def _first(kind: type, name: str, body: list[ast.stmt]) -> ast.stmt | None:
+    return next((n for n in body if isinstance(n, kind) and getattr(n, "name", None) == name), None)
 
 
 def argparse_consts(cls: type) -> dict[str, Any]:

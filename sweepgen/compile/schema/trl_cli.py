@@ -49,8 +49,9 @@ _ENV = {
 # `report_to` held to transformers' trackers; `lora_target_modules` no comma list;
 # 7: `lora_target_modules` not one layer's short name; `load_best_model_at_end`'s strategies;
 # GRPO's and RLOO's generation batch; 8: list options closed item by item, DPO's `loss_type`;
-# SFT's padding_free without packing; flags the trainer turns off, DPO's padding_free)
-CACHE_FORMAT = 8
+# SFT's padding_free without packing; flags the trainer turns off, DPO's padding_free;
+# 9: `resume_from_checkpoint: true`, which Trainer.train takes)
+CACHE_FORMAT = 9
 
 
 def command_of(ref: str) -> str | None:

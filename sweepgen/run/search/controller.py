@@ -125,6 +125,7 @@ class SearchController:
             search_stop.withdraw(self.state_dir)  # this `run` goes on with a cancelled search
         self.live: dict[int, _LiveTrial] = {}
         self.events: list[str] = []  # one line per thing that happened, for the CLI to show
+        self.warned: set[str] = set()  # the start checks' warnings told
         self.finished = 0  # trials in the study that are complete, pruned or failed
         # `sweepgen cancel` asked the search to stop (search_stop): nothing more is asked or told
         self.stopping = False
@@ -291,13 +292,29 @@ class SearchController:
         sampled = [*self.block.axes, *(self.spec.model.derived or {})]
         at_once = ex.at_once(len(running) + len(tasks))
         found = trl_start.trial_refusal(
-            self.sweep_dir, self.renderer.command, running, tasks, at_once, ex.name, sampled, ex.gpus_each()
+            self.sweep_dir,
+            self.renderer.command,
+            running,
+            tasks,
+            at_once,
+            ex.name,
+            sampled,
+            ex.gpus_each(),
+            self._warn_once,
         )
         if found is None:
             return tasks
         if found[1] and not self.live:
             raise found[0]
         return Refused(f"{found[0].message} (hint: {found[0].hint})")
+
+    def _warn_once(self, line: str) -> None:
+        """A start check's warning (a judgment not made), told once however many trials meet it
+        (``warning: FILE:LINE:COL: TEXT``: each trial's own file, the same text)."""
+        text = line.split(": ", 2)[-1]
+        if text not in self.warned:
+            self.warned.add(text)
+            self.events.append(line)
 
     def _launch(self, live: _LiveTrial, tasks: Sequence[RunTask]) -> None:
         """Hand ``tasks`` to the executor with their status as seen now: one another process takes

@@ -148,7 +148,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
     _refuse_stale(decisions, request.sweep_dir)
     to_start = [d.task for d in decisions if d.start]
-    _refuse_before_start(request, ex, argv, to_start)
+    _refuse_before_start(request, ex, argv, to_start, display)
     if request.dry_run:
         lines = ex.describe(to_start) if to_start else ["nothing to start"]
         return RunResult(0, decisions, {}, opts, describe=lines)
@@ -164,10 +164,12 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
 
 
 def _refuse_before_start(
-    request: RunRequest, ex: Executor, argv: tuple[str, ...] | None, to_start: list[RunTask]
+    request: RunRequest, ex: Executor, argv: tuple[str, ...] | None, to_start: list[RunTask], display: Display
 ) -> None:
-    """What would make every run wrong or fail, refused before any starts (exit 2)."""
-    trl_start.check(request.sweep_dir, argv, to_start, ex.at_once(len(to_start)), ex.name, ex.gpus_each())
+    """What would make every run wrong or fail, refused before any starts (exit 2); what could not
+    be judged, said (display.note)."""
+    at_once = ex.at_once(len(to_start))
+    trl_start.check(request.sweep_dir, argv, to_start, at_once, ex.name, ex.gpus_each(), display.note)
     if to_start and argv is not None and ex.name == "local" and not request.dry_run:
         program.check_found(argv)
 

@@ -176,7 +176,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     _check_parallel(spec, block, opts.jobs)
     _refuse_committed_study(sweep_dir)
     if request.dry_run:
-        _judge_a_trial(TrialRenderer(sweep_dir, spec, command=argv, done_file=None), opts, executor)
+        _judge_a_trial(TrialRenderer(sweep_dir, spec, command=argv, done_file=None), opts, executor, display)
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
     if executor == "local":
         check_bundled_trainer() if argv is None else program.check_found(argv)
@@ -187,7 +187,9 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     return _drive_to_end(controller, display, resume)
 
 
-def _judge_a_trial(renderer: TrialRenderer, opts: sweep_state.RunOptions, executor: str) -> None:
+def _judge_a_trial(
+    renderer: TrialRenderer, opts: sweep_state.RunOptions, executor: str, display: Display
+) -> None:
     """`run --dry-run` of a search: the points `render` probes that the gate passes, rendered in
     memory (nothing written), through the start checks a trial meets, until one passes: a refusal
     every trial would meet is exit 2 now, as it would be before the run's first trial starts (one
@@ -200,7 +202,8 @@ def _judge_a_trial(renderer: TrialRenderer, opts: sweep_state.RunOptions, execut
     gpus_each, command = ex.gpus_each(), renderer.command
     for runs in (p for p in planned if not isinstance(p, Refused)):
         configs = [(task, config_where.read_as_trl(task, data)) for task, data in runs]
-        if trl_start.planned_trial(renderer.sweep_dir, command, configs, ex.name, sampled, gpus_each):
+        args = (renderer.sweep_dir, command, configs, ex.name, sampled, gpus_each)
+        if trl_start.planned_trial(*args, display.note):
             return
 
 

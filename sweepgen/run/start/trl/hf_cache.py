@@ -84,19 +84,63 @@ def datasets_offline(hub: Mapping[str, str], datasets: Mapping[str, str]) -> boo
 def has_model(name: str, revision: str, config: Mapping[str, Any]) -> bool | None:
     """Whether huggingface_hub's cache holds the Hub model ``name``'s ``config.json`` at ``revision``
     (``from_pretrained``'s first read offline); True too when the config's ``env:`` names another
-    cache; None: not known here (no huggingface_hub beside sweepgen, or no Hub id it takes)."""
+    cache; None: not known here (no Hub id huggingface_hub takes). Read by huggingface_hub's own
+    ``try_to_load_from_cache`` where it is installed beside sweepgen, else as it reads the cache's
+    layout (cached_file): a light install, whose runs' Python has its own huggingface_hub, still
+    judges (the layout is huggingface_hub's on-disk format, the same for every version that reads it)."""
     block = config.get("env")
     if isinstance(block, dict) and any(k in block for k in _HUB_CACHE_KEYS):
         return True
+    return _config_cached(name, revision) if _repo_id(name) else None
+
+
+def _repo_id(name: str) -> bool:
+    """huggingface_hub's validate_repo_id: not one (HFValidationError), transformers says so itself."""
+    bad = "--" in name or ".." in name or name.endswith(".git")
+    return bool(_REPO_ID.fullmatch(name)) and not bad
+
+
+def _config_cached(name: str, revision: str) -> bool | None:
     try:
         from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415 - the run's own reader, only here
     except ImportError:
-        return None
+        return cached_file(hub_cache(), name, revision, "config.json") is not None
     try:
         found = try_to_load_from_cache(name, "config.json", cache_dir=hub_cache(), revision=revision)
-    except ValueError:  # not a repo id it takes (HFValidationError): transformers says so itself
+    except ValueError:  # a revision it refuses: transformers says so itself
         return None
     return isinstance(found, str)
+
+
+# huggingface_hub.utils._validators.REPO_ID_REGEX
+_REPO_ID = re.compile(r"(\b[\w\-.]{1,96}\b/)?\b[\w\-.]{1,96}\b")
+
+
+def cached_file(cache: str, name: str, revision: str, filename: str) -> str | None:
+    """huggingface_hub.try_to_load_from_cache's answer for the model ``name`` (a path when cached,
+    None when not; its "known not to exist" is None here too), read from the cache folder ``cache``
+    without huggingface_hub: ``models--org--name/refs/<revision>`` names the commit, whose
+    ``snapshots/<commit>/<filename>`` is the file. A revision leading out of the cache is not there."""
+    if any(part in ("", ".", "..") for part in revision.split("/")):
+        return None
+    repo = os.path.join(cache, "models--" + "--".join(name.split("/")))
+    commit = _commit(os.path.join(repo, "refs", revision))
+    revision = revision if commit is None else commit
+    snapshots = os.path.join(repo, "snapshots")
+    try:
+        shas = os.listdir(snapshots)
+    except OSError:
+        return None
+    found = os.path.join(snapshots, revision, filename)
+    return found if revision in shas and os.path.isfile(found) else None
+
+
+def _commit(ref: str) -> str | None:
+    """The commit a cached ref names (None: no such ref)."""
+    if not os.path.isfile(ref):
+        return None
+    with open(ref, encoding="utf-8") as f:
+        return f.read()
 
 
 def hub_cache() -> str:

@@ -1,5 +1,7 @@
-"""A ``dataset_name`` that names a local folder which is not there: refused before any local run
-starts.
+"""A ``dataset_name`` that names a local folder which is not there: refused before any run starts
+here or on Slurm (whose jobs start in the same working folder, which a Slurm sweep shares with the
+nodes); where only the Hugging Face cache could say (offline, a Hub id), a Slurm run's is its
+node's, not known here: a warning says the check was not made.
 
 TRL's scripts hand ``dataset_name`` to ``datasets.load_dataset``, which loads a folder of that name
 if there is one, and otherwise takes the name for a Hub dataset id (``org/name``). A mistyped local
@@ -21,7 +23,8 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,23 @@ from sweepgen.run.core.base import RunTask
 from sweepgen.run.start.config_where import key_location
 from sweepgen.run.start.trl import hf_cache
 
+Warn = Callable[[Location, str], None]  # a warning at a place: a check not made, and why
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where the runs start: ``cli``, run by ``trl X`` (whose ``env:`` reaches huggingface_hub:
+    hf_cache.run_environ); ``cache_here``, on this machine, whose Hugging Face caches are the runs'
+    (a Slurm node's may be its own disk: a judgment that needs one is said not made, to ``warn``)."""
+
+    cli: bool = False
+    cache_here: bool = True
+    warn: Warn | None = None
+
+    def not_judged(self, location: Location, text: str) -> None:
+        if self.warn is not None:
+            self.warn(location, text)
+
 
 def judge(
     sweep_dir: Path,
@@ -38,53 +58,77 @@ def judge(
     config: Mapping[str, Any],
     *,
     from_command: bool = False,
-    cli: bool = False,
+    where: Where = Where(),
 ) -> None:
     """Exit 2 when the run's ``dataset_name`` (``from_command``: given on the command line, over the
     config's), or the ``path`` of an entry of its ``datasets`` mixture (which wins over it), means
-    a folder of the working folder that is not there (``cli``: run by ``trl X``, whose ``env:``
-    reaches huggingface_hub: hf_cache.run_environ)."""
+    a folder of the working folder that is not there."""
     mixture = config.get("datasets")
-    offline = hf_cache.datasets_offline(*hf_cache.run_environ(config, cli=cli))
+    offline = hf_cache.datasets_offline(*hf_cache.run_environ(config, cli=where.cli))
+    run = _Run(sweep_dir, task, config, offline, where)
     if not mixture:
-        name = config.get("dataset_name")
-        _judge_name(sweep_dir, task, config, name, ("dataset_name",), from_command, offline)
+        _judge_name(run, config.get("dataset_name"), ("dataset_name",), from_command)
         return
     for i, entry in enumerate(mixture if isinstance(mixture, list) else []):
         path = entry.get("path") if isinstance(entry, dict) else None
-        _judge_name(sweep_dir, task, config, path, ("datasets", i, "path"), False, offline)
+        _judge_name(run, path, ("datasets", i, "path"), False)
 
 
-def _judge_name(
-    sweep_dir: Path,
-    task: RunTask,
-    config: Mapping[str, Any],
-    name: object,
-    where: tuple[str | int, ...],
-    from_command: bool,
-    offline: bool,
-) -> None:
+@dataclass(frozen=True)
+class _Run:
+    sweep_dir: Path
+    task: RunTask
+    config: Mapping[str, Any]
+    offline: bool
+    where: Where
+
+
+def _judge_name(run: _Run, name: object, where: tuple[str | int, ...], from_command: bool) -> None:
     """Exit 2 when ``name`` (the config's value at ``where``) means a missing folder here."""
     if not _judged(name):
         return
     assert isinstance(name, str)
     close = _close(name)
-    if not (_path(name) or (_under_folder(name) and _hub_unreachable(name, config, close, offline))):
-        return
     label = where[0] if len(where) == 1 else f"datasets[{where[1]}].path"
+    location = Location("--command") if from_command else key_location(run.sweep_dir, run.task, where)
+    if not is_path(name) and _may_be_hub(run, name, close, (location, str(label))):
+        return
     refusal = ConfigError(
         f"{label} {name!r} is no folder of {os.getcwd()}, where the runs start: `datasets."
         "load_dataset` takes a name that is no folder for a Hub dataset id, so each run would fail "
         "at its start (or load another dataset)",
-        location=Location("--command") if from_command else key_location(sweep_dir, task, where),
+        location=location,
         key=str(where[0]),
         hint=(f"did you mean {close!r}? " if close else "")
         + "name the folder as a path from the folder you run `sweepgen run` in (`~` is not expanded), "
         "or a Hub dataset as org/name",
     )
     # read: the name, the mixture that would win over it, and (a name that may be a Hub id) env:
-    refusal.reads = frozenset({"dataset_name", "datasets", *(() if _path(name) else ("env",))})
+    refusal.reads = frozenset({"dataset_name", "datasets", *(() if is_path(name) else ("env",))})
     raise refusal
+
+
+def _may_be_hub(run: _Run, name: str, close: str | None, shown: tuple[Location, str]) -> bool:
+    """Whether ``org/name``, with a folder ``org`` here, may still be the Hub dataset it spells:
+    without a name close to it in that folder (a typo) while the Hub is on for the run's `datasets`,
+    or in `datasets`' cache, which offline it loads (hf_cache); a Slurm run's cache is its node's,
+    not known here: said not judged (True)."""
+    if not _under_folder(name) or not (close is not None or run.offline):
+        return True
+    if hf_cache.has_dataset(name, run.config):
+        return True  # offline, `datasets` loads the cached copy
+    if not run.where.cache_here:
+        run.where.not_judged(shown[0], _cache_not_judged(shown[1], name))
+        return True
+    return False
+
+
+def _cache_not_judged(label: str, name: str) -> str:
+    return (
+        f"{label} {name!r} is no folder here and, as a Hub dataset, is not in this machine's `datasets` "
+        f"cache ({hf_cache.datasets_cache()}); the Slurm nodes' cache was not checked (it may be their "
+        "own disk): unless theirs holds it, each run fails at its start"
+    )
 
 
 def judge_model(
@@ -93,7 +137,7 @@ def judge_model(
     config: Mapping[str, Any],
     *,
     from_command: bool = False,
-    cli: bool = False,
+    where: Where = Where(),
 ) -> None:
     """Exit 2 when the run's ``model_name_or_path`` can only be a path (``./models/qwen``, two
     ``/``: never a Hub id) of the working folder and is not there: transformers' ``from_pretrained``
@@ -102,8 +146,8 @@ def judge_model(
     name = config.get("model_name_or_path")
     if not _judged(name):
         return
-    if not _path(str(name)):
-        _judge_cached(sweep_dir, task, config, str(name), from_command, cli)
+    if not is_path(str(name)):
+        _judge_cached(_Run(sweep_dir, task, config, False, where), str(name), from_command)
         return
     close = _close(str(name))
     raise ConfigError(
@@ -120,34 +164,47 @@ def judge_model(
     )
 
 
-def _judge_cached(
-    sweep_dir: Path, task: RunTask, config: Mapping[str, Any], name: str, from_command: bool, cli: bool
-) -> None:
+def _judge_cached(run: _Run, name: str, from_command: bool) -> None:
     """Exit 2 when the Hub model ``name`` (at the config's ``model_revision``, TRL's default
     ``main``) is not in huggingface_hub's cache and the run's huggingface_hub is offline
     (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE``; ``env:`` only under ``trl X``: hf_cache): transformers
     then fails at each run's start ("couldn't connect to 'https://huggingface.co' ... couldn't find
-    them in the cached files"). Nothing goes to the network: only the cache is read."""
-    hub, _ = hf_cache.run_environ(config, cli=cli)
+    them in the cached files"). Nothing goes to the network: only the cache is read. Runs started
+    elsewhere (Slurm): a warning that the nodes' cache was not checked, where this one lacks it."""
+    config = run.config
+    hub, _ = hf_cache.run_environ(config, cli=run.where.cli)
     revision = config.get("model_revision", "main")
     if not hf_cache.hub_offline(hub) or not isinstance(revision, str):
         return
     if hf_cache.has_model(name, revision, config) is not False:
+        return
+    location = (
+        Location("--command") if from_command else key_location(run.sweep_dir, run.task, "model_name_or_path")
+    )
+    if not run.where.cache_here:
+        run.where.not_judged(location, _model_not_judged(name, revision))
         return
     at = "" if revision == "main" else f" at revision {revision!r}"
     refusal = ConfigError(
         f"model_name_or_path {name!r} is a Hub model id, the Hub is off for the runs (HF_HUB_OFFLINE or "
         f"TRANSFORMERS_OFFLINE), and huggingface_hub's cache ({hf_cache.hub_cache()}) has no copy of it{at}: "
         "transformers' from_pretrained would fail at each run's start",
-        location=Location("--command")
-        if from_command
-        else key_location(sweep_dir, task, "model_name_or_path"),
+        location=location,
         key="model_name_or_path",
         hint=f"download it once while online (`hf download {name}`), or unset HF_HUB_OFFLINE for the runs, "
         "or name a local folder holding the model",
     )
     refusal.reads = frozenset({"model_name_or_path", "model_revision", "env"})
     raise refusal
+
+
+def _model_not_judged(name: str, revision: str) -> str:
+    at = "" if revision == "main" else f" at revision {revision!r}"
+    return (
+        f"model_name_or_path {name!r} is a Hub model id, the Hub is off for the runs, and this machine's "
+        f"huggingface_hub cache ({hf_cache.hub_cache()}) has no copy of it{at}; the Slurm nodes' cache was "
+        "not checked (it may be their own disk): unless theirs holds it, each run fails at its start"
+    )
 
 
 def _judged(name: object) -> bool:
@@ -165,7 +222,7 @@ def inside_here(name: str) -> bool:
     return confine.within(spelled, here) and confine.within(os.path.realpath(os.path.dirname(spelled)), here)
 
 
-def _path(name: str) -> bool:
+def is_path(name: str) -> bool:
     """Whether the name can only be a path: never a Hub id."""
     return name.startswith(("/", "./", "../", "~")) or name.count("/") >= 2 or "\\" in name
 
@@ -173,13 +230,6 @@ def _path(name: str) -> bool:
 def _under_folder(name: str) -> bool:
     first, slash, _ = name.partition("/")
     return bool(slash) and os.path.isdir(first)
-
-
-def _hub_unreachable(name: str, config: Mapping[str, Any], close: str | None, offline: bool) -> bool:
-    """Whether ``org/name``, with a folder ``org`` here, cannot be the Hub dataset it spells: a name
-    close to it in that folder (a typo), or the Hub off for the run's ``datasets`` (``offline``);
-    either way unless `datasets` has it in its cache, where offline it loads it from (hf_cache)."""
-    return (close is not None or offline) and not hf_cache.has_dataset(name, config)
 
 
 def _close(name: str) -> str | None:

@@ -26,7 +26,9 @@ from sweepgen.run.start.command_overrides import filled_per_run
 _INT = frozenset({"per_device_train_batch_size", "gradient_accumulation_steps"})
 _OPTIONAL_INT = frozenset({"num_generations", "generation_batch_size", "steps_per_generation"})
 _LIST = frozenset({"reward_funcs"})
-_STRING = frozenset({"dataset_name", "dataset_config", "model_name_or_path", "model_revision"})
+_STRING = frozenset(
+    {"dataset_name", "dataset_config", "model_name_or_path", "model_revision", "chat_template_path"}
+)
 READ = _INT | _OPTIONAL_INT | _LIST | _STRING
 _NEGATIVE = re.compile(r"-[0-9]+(\.[0-9]*)?")  # argparse takes `-3` for a value, not an option
 

@@ -9,7 +9,10 @@ model loaded. The names are read from the installed transformers' source (``INTE
 in ``transformers/integrations/integration_utils.py``, never imported), and a library is looked up
 as its ``is_*_available`` looks it up (``importlib.util.find_spec``), only where the command's program
 is installed beside sweepgen (installed_source.same_environment). A tracker whose availability
-depends on more than an installed module (neptune, kubeflow) is not judged for it.
+depends on more than an installed module (neptune, kubeflow) is not judged for it. The package the
+refusal says to install is the one the tracker's callback's own error names (``Run `pip install
+azureml-sdk```), else the installed distribution holding the module (importlib.metadata): every
+missing module of the tracker is named (dagshub needs mlflow too).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import ast
 import difflib
 import importlib.util
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,7 +48,7 @@ _NEEDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "wandb": (("wandb",),),
 }
 
-_PIP = {"azureml": "azureml-sdk", "comet_ml": "comet-ml"}  # where the distribution is named otherwise
+_PIP_INSTALL = re.compile(r"pip install ([A-Za-z0-9][A-Za-z0-9_.\-\[\]]*)")
 
 
 def judge(
@@ -85,11 +89,59 @@ def _missing(name: str) -> tuple[str, str] | None:
     missing = [group[0] for group in _NEEDS.get(name, ()) if not any(map(_installed, group))]
     if not missing:
         return None
+    install = ", ".join(_install(module) for module in missing)
     return (
         f"report_to names {name!r}, but {', '.join(missing)} is not installed in the runs' "
         "environment: transformers' callback for it raises at each run's start",
-        f"install it (`pip install {_PIP.get(missing[0], missing[0])}`), or drop {name!r} from report_to",
+        f"install it ({install}), or drop {name!r} from report_to",
     )
+
+
+def _install(module: str) -> str:
+    package = pip_name(module)
+    return f"`pip install {package}`" if package else f"the package that provides the `{module}` module"
+
+
+def pip_name(module: str) -> str | None:
+    """The package to install for the tracker ``module``: the one the installed transformers' callback
+    for it says to install ("Run `pip install comet-ml`"), else the installed distribution holding
+    the module (importlib.metadata); None where neither says."""
+    owner = next((t for t, groups in _NEEDS.items() if groups[0][0] == module), None)
+    said = _callback_pip().get(owner or "")
+    if said is not None:
+        return said
+    import importlib.metadata  # noqa: PLC0415 - slow to import: only for a tracker found missing
+
+    found = importlib.metadata.packages_distributions().get(module)
+    return found[0] if found else None
+
+
+def _callback_pip() -> dict[str, str]:
+    """Each tracker's package, as its callback class's first "pip install X" in transformers' source
+    names it."""
+    tree = _source()
+    said = {node.name: _first_pip(node) for node in tree.body if isinstance(node, ast.ClassDef)}
+    return {tracker: pip for tracker, cls in _callbacks(tree) if (pip := said.get(cls))}
+
+
+def _callbacks(tree: ast.Module) -> list[tuple[str, str]]:
+    """``INTEGRATION_TO_CALLBACK``'s entries: each tracker and its callback class's name."""
+    table = _table(tree)
+    entries = zip(table.keys, table.values, strict=True) if isinstance(table, ast.Dict) else ()
+    return [(_constant(k), v.id) for k, v in entries if _constant(k) and isinstance(v, ast.Name)]
+
+
+def _constant(node: ast.expr | None) -> str:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+
+def _first_pip(node: ast.ClassDef) -> str | None:
+    found = (_PIP_INSTALL.search(_constant(n)) for n in ast.walk(node) if isinstance(n, ast.Constant))
+    return next((m.group(1) for m in found if m), None)
+
+
+def _source() -> ast.Module:
+    return pysource.parsed(_MODULE) or ast.Module(body=[], type_ignores=[])
 
 
 def _names(value: Any) -> list[str]:
@@ -112,12 +164,15 @@ def _refusal(message: str, where: Location, hint: str) -> ConfigError:
 def trackers() -> frozenset[str]:
     """The keys of the installed transformers' ``INTEGRATION_TO_CALLBACK``, read from its source;
     empty where it is not there."""
-    tree = pysource.parsed(_MODULE) or ast.Module(body=[], type_ignores=[])
+    return _string_keys(_table(_source()))
+
+
+def _table(tree: ast.Module) -> ast.expr | None:
     found = [node.value for node in tree.body if isinstance(node, ast.Assign) and _assigns_table(node)]
-    return _string_keys(found[0]) if found else frozenset()
+    return found[0] if found else None
 
 
-def _string_keys(node: ast.expr) -> frozenset[str]:
+def _string_keys(node: ast.expr | None) -> frozenset[str]:
     keys = node.keys if isinstance(node, ast.Dict) else []
     return frozenset(k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
 

@@ -1,11 +1,12 @@
-"""``resume_from_checkpoint`` naming no checkpoint there is: refused before any local run starts.
+"""``resume_from_checkpoint`` naming no checkpoint there is: refused before any run starts.
 
 TRL's scripts hand ``resume_from_checkpoint`` to ``trainer.train`` (TRL 1.16, every script), and
 its TrlParser keeps a config's ``true`` a bool: transformers' Trainer then resumes from the last
 ``checkpoint-N`` folder of ``output_dir`` and raises "No valid checkpoint found in output directory"
 where there is none (a sweep's first start), or, given a folder, reads its ``trainer_state.json``
 and fails where that folder is no checkpoint ("Can't find a valid checkpoint at ..."). Each run
-then fails at its start, after the model loaded. Judged for runs started here, where a folder's
+then fails at its start, after the model loaded. Judged for runs started here or on Slurm (whose
+jobs start in the same working folder, shared with the nodes), where a folder's
 name stays inside the working folder (nothing outside is looked at: SECURITY.md).
 """
 

@@ -5,11 +5,14 @@ function TRL cannot load (trl_rewards), more accelerate processes than a run's G
 (trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
 refuses at the run's process count (trl_generation), ``use_vllm`` without vLLM installed
 (trl_vllm), a ``report_to`` tracker transformers lacks or whose library is not installed
-(trl_report_to); and, for runs started on this machine, a
-local dataset folder that is not there (trl_dataset), a checkpoint to resume from that is not there
-(trl_resume) or bf16 without a GPU (trl_precision), judged
-after the rest. A key the command line sets as a flag (``--use_peft``, ``--num_generations 4``) is
-TRL's over the config: what reads it from the config is not judged (``--bf16 false`` is read).
+(trl_report_to); and, judged after the rest, a dataset or model folder of the working folder that
+is not there (trl_dataset) or a checkpoint to resume from that is not there (trl_resume) (runs
+started here or on Slurm, whose jobs start in the same folder, shared with the nodes); offline, a
+Hub model or dataset not in the Hugging Face cache (refused for runs started here; for Slurm runs,
+whose nodes' cache is not known here, a warning says the check was not made, once); and bf16
+without a GPU for runs started here (trl_precision). A key the command line sets as a flag
+(``--use_peft``, ``--num_generations 4``) is TRL's over the config: what reads it from the config
+is not judged (``--bf16 false`` is read).
 
 Each run's rendered config is read once (config_where.rendered) and handed to each judgment.
 
@@ -23,20 +26,22 @@ was read from (a missing dataset folder reads ``dataset_name``, whatever else th
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sweepgen.errors import UserError
+from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.plan.trl_output_dir import trl_script
 from sweepgen.run.start import command_overrides, installed_source, vllm_server
 from sweepgen.run.start.config_where import rendered
 from sweepgen.run.start.trl import (
+    trl_chat_template,
     trl_command,
     trl_config_keys,
     trl_dataset,
+    trl_dataset_config,
     trl_env,
     trl_flags,
     trl_generation,
@@ -51,6 +56,8 @@ from sweepgen.run.start.trl import (
     trl_vllm,
 )
 
+Note = Callable[[str], None]  # a line for stderr: a warning
+
 
 def check(
     sweep_dir: Path,
@@ -59,13 +66,14 @@ def check(
     at_once: int,
     executor: str,
     gpus_each: int | None,
+    note: Note | None = None,
 ) -> None:
     """Exit 2 when the ``tasks`` about to start (``at_once`` of them together, by ``executor``, each
     given ``gpus_each`` GPUs, None: not limited) would share a vLLM server or, run by ``command``
     as TRL's training script, fail or train alike as the module's docstring lists."""
     trl_command.check(command or ())  # `trl online_dpo`: no such command
     flags = command_overrides.flag_values(command or ())
-    context = _context(sweep_dir, command or (), gpus_each, flags, executor == "local")
+    context = _context(sweep_dir, command or (), gpus_each, flags, executor == "local", note)
     if at_once < 2 and context is None:
         return  # nothing to judge: no config is read
     configs = [(task, rendered(sweep_dir, task)) for task in tasks]
@@ -92,6 +100,7 @@ def trial_refusal(
     executor: str,
     sampled: Collection[str],
     gpus_each: int | None,
+    note: Note | None = None,
 ) -> tuple[UserError, bool] | None:
     """The refusal of a search trial's runs ``new`` (judged as ``check`` judges a grid's runs, but
     not against each other's values: a trial's repeats differ in the seed only) or of one naming a
@@ -106,7 +115,7 @@ def trial_refusal(
     try:
         reads = trl_script(argv) or trl_own_script.parsed_class(argv)
         configs = [(task, rendered(sweep_dir, task)) for task in new] if reads else []
-        _judge_trial(sweep_dir, configs, argv, gpus_each, flags, executor == "local")
+        _judge_trial(sweep_dir, configs, argv, gpus_each, flags, (executor == "local", note))
     except UserError as err:
         return err, _every_trial(err, sampled)
     return None
@@ -119,6 +128,7 @@ def planned_trial(
     executor: str,
     sampled: Collection[str],
     gpus_each: int | None,
+    note: Note | None = None,
 ) -> bool:
     """`run --dry-run` of a search: exit 2 for what the start checks refuse in a trial's runs (their
     configs as rendered in memory, never written) that every trial would meet, as the run's first
@@ -127,7 +137,7 @@ def planned_trial(
     argv = command or ()
     flags = command_overrides.flag_values(argv)
     try:
-        _judge_trial(sweep_dir, configs, argv, gpus_each, flags, executor == "local")
+        _judge_trial(sweep_dir, configs, argv, gpus_each, flags, (executor == "local", note))
     except UserError as err:
         if _every_trial(err, sampled):
             raise
@@ -141,10 +151,11 @@ def _judge_trial(
     command: Sequence[str],
     gpus_each: int | None,
     flags: Mapping[str, str | None],
-    local: bool,
+    started: tuple[bool, Note | None],
 ) -> None:
+    """``started``: whether the runs start here, and where to say a judgment not made."""
     trl_command.check(command)
-    context = _context(sweep_dir, command, gpus_each, flags, local)
+    context = _context(sweep_dir, command, gpus_each, flags, *started)
     if context is not None:
         _judge_each(context, configs)
 
@@ -188,6 +199,7 @@ class _Context:
     flags: Mapping[str, str | None]
     local: bool
     own: tuple[str, str] | None = None  # a script of the person's own: its word, what its parser reads
+    warn: trl_dataset.Warn | None = None  # a judgment not made (a Slurm node's cache), said once
 
 
 def _context(
@@ -196,14 +208,29 @@ def _context(
     gpus_each: int | None,
     flags: Mapping[str, str | None],
     local: bool,
+    note: Note | None = None,
 ) -> _Context | None:
     """The TRL context of runs of ``command``: TRL's script, or a script of the person's own parsing
     TRL's GRPO or RLOO config (trl_own_script); None when the command runs neither."""
+    warn = _once(note) if note is not None else None
     script = trl_script(command)
     if script is not None:
-        return _Context(sweep_dir, script, command, gpus_each, flags, local)
+        return _Context(sweep_dir, script, command, gpus_each, flags, local, warn=warn)
     own = trl_own_script.parsed_class(command)
-    return _Context(sweep_dir, own[0], command, gpus_each, flags, local, own[1:]) if own else None
+    return _Context(sweep_dir, own[0], command, gpus_each, flags, local, own[1:], warn) if own else None
+
+
+def _once(note: Note) -> trl_dataset.Warn:
+    """A warning for ``note`` (a line for stderr), each said once (the first run's place), however
+    many runs meet it."""
+    said: set[str] = set()
+
+    def warn(location: Location, text: str) -> None:
+        if text not in said:
+            said.add(text)
+            note(f"warning: {location}: {text}")
+
+    return warn
 
 
 def _judge_trl(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
@@ -252,8 +279,7 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
         processes = _processes(launched, counts, command, gpus_each, cpu_here)
         with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
-    if context.local:  # after what the configs say of TRL: then what they need of this machine
-        _judge_here(context, read, given)
+    _judge_here(context, read, given)  # after what the configs say of TRL: what they need of the machine
 
 
 def _judge_own(
@@ -309,17 +335,25 @@ def _processes(
 def _judge_here(
     context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], given: Mapping[str, Any]
 ) -> None:
-    """What runs started on this machine need of it: their dataset folders, and a GPU for bf16 where
-    no GPU is given (--gpus says there are), the run's transformers is the one installed here
+    """What the runs need of the machine: their dataset and model folders and the checkpoints they
+    resume from, in the working folder (the one a Slurm job starts in too, which a Slurm sweep
+    shares with the nodes); the Hugging Face cache where the Hub is off (this machine's is a local
+    run's; a Slurm node's is not known here: warned as not checked); and, run here, a GPU for bf16
+    where no GPU is given (--gpus says there are), the run's transformers is the one installed here
     (another environment's is not known to raise) and the machine has none."""
-    bf16_judged = context.gpus_each is None and installed_source.same_environment(context.command)
-    cpu_only = bf16_judged and trl_precision.no_accelerator()
-    cli = trl_command.runs_cli(context.command)  # `trl X`: the config's env: reaches huggingface_hub
+    bf16_judged = context.local and context.gpus_each is None
+    cpu_only = (
+        bf16_judged and installed_source.same_environment(context.command) and trl_precision.no_accelerator()
+    )
+    # `trl X`: the config's env: reaches huggingface_hub
+    where = trl_dataset.Where(trl_command.runs_cli(context.command), context.local, context.warn)
     for task, config in configs:
-        trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given, cli=cli)
+        trl_dataset.judge(context.sweep_dir, task, config, from_command="dataset_name" in given, where=where)
         trl_dataset.judge_model(
-            context.sweep_dir, task, config, from_command="model_name_or_path" in given, cli=cli
+            context.sweep_dir, task, config, from_command="model_name_or_path" in given, where=where
         )
+        trl_dataset_config.judge(context.sweep_dir, task, config, from_command="dataset_config" in given)
+        trl_chat_template.judge(context.sweep_dir, task, config, from_command="chat_template_path" in given)
         with _reading("resume_from_checkpoint", "output_dir"):
             trl_resume.judge(context.sweep_dir, task, config, context.flags)
         if cpu_only:
