@@ -74,11 +74,22 @@ _LAUNCHERS: dict[str, set[str]] = {
     "exec": set(),
     "stdbuf": set(),
     "env": {"-i", "--ignore-environment"},
+    # coreutils' and util-linux's wrappers (their `--help`; each parses with getopt's `+`, so its
+    # options end at the first word that is not one): `timeout` and `taskset` take one operand
+    # before the command (`_OPERANDS`), `nice -5` is `nice -n 5`
+    "timeout": {"--preserve-status", "--foreground", "-v", "--verbose", "--help", "--version"},
+    "taskset": {"-a", "--all-tasks", "-p", "--pid", "-c", "--cpu-list", "-h", "--help", "-V", "--version"},
+    "nice": {"--help", "--version"},
+    "setsid": {"-c", "--ctty", "-f", "--fork", "-w", "--wait", "-h", "--help", "-V", "--version"},
+    "ionice": {"-t", "--ignore", "-h", "--help", "-V", "--version"},
 }  # fmt: skip
+# the operand a launcher takes before the command it runs, by the name it is kept under
+_OPERANDS = {"timeout": "@duration", "taskset": "@mask"}
 _MODULE_FLAGS = {"-m", "--module"}
 _MODULE_TWINS = {"torchrun", "accelerate launch"}
 _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "deepspeed", "accelerate",
-                    "ray", "mpirun", "time", "exec"}  # fmt: skip
+                    "ray", "mpirun", "time", "exec", "timeout", "taskset", "nice", "setsid",
+                    "ionice"}  # fmt: skip
 # Python's own options that take a value (`python -X dev -W ignore -m pkg`).
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
 
@@ -253,6 +264,13 @@ def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
         return True
     if name == "ray job submit":
         _add(flags, "@args", _typed(word))
+        return True
+    operand = _OPERANDS.get(name)
+    if operand is not None and operand not in flags:
+        flags[operand] = _typed(word)  # `timeout 10 python t.py`: 10 is timeout's, not the command
+        return True
+    if name == "nice" and "-n" not in flags and _NEG_NUMBER.fullmatch(text):
+        flags["-n"] = _typed(text[1:])  # `nice -5` is `nice -n 5`, as coreutils reads it
         return True
     return False
 

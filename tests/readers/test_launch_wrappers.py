@@ -1,0 +1,72 @@
+"""coreutils' and util-linux's wrappers (`timeout`, `taskset`, `nice`, `setsid`, `ionice`) peeled
+as launchers, held to the installed tools: a stub `python` on PATH prints the words it gets and
+what the wrapper changed (niceness, CPU affinity, I/O class). The program and its arguments are
+found behind the wrapper, and a change of the wrapper's own options shows; before, the wrapper was
+the program, and `taskset -c 0 python t.py --x 1` read as `taskset --x 1 -c 0 python t.py`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+from diff_support import line_changes
+
+from sweepgen.readers.shell.shellconfig import read_shell
+
+_TOOLS = ("bash", "timeout", "taskset", "nice", "setsid", "ionice")
+needs_tools = pytest.mark.skipif(
+    any(shutil.which(tool) is None for tool in _TOOLS), reason="coreutils/util-linux wrappers not installed"
+)
+_STUB = (
+    "#!/bin/bash\nprintf '<%s>' \"$@\"; echo\n"
+    "echo \"nice=$(nice) cpus=$(taskset -pc $$ | sed 's/.*: //') io=$(ionice -p $$)\"\n"
+)
+
+# (line, line): the two lines run differently, or alike, exactly as the stub shows
+_PAIRS = [
+    ("taskset -c 0 python t.py --x 1", "taskset --x 1 -c 0 python t.py"),
+    ("taskset -c 0 python t.py", "taskset -c 0,1 python t.py"),
+    ("taskset -c 0 python t.py --lr 1", "taskset -c 0 python t.py --lr 2"),
+    ("timeout 10 python t.py --lr 1", "timeout 10 python t.py --lr 2"),
+    ("timeout 10 python t.py a b", "timeout 10 python t.py b a"),
+    ("timeout -s KILL -k 5 10 python t.py", "timeout -k 5 -s KILL 10 python t.py"),
+    ("nice -5 python t.py", "nice -n 5 python t.py"),
+    ("nice -5 python t.py", "nice -n 6 python t.py"),
+    ("nice -n 5 python t.py -n 6", "nice -n 6 python t.py -n 5"),
+    ("ionice -c 3 python t.py", "ionice -c 2 python t.py"),
+    ("setsid -f python t.py --lr 1", "setsid -f python t.py --lr 2"),
+    ("nohup timeout 10 taskset -c 0 python t.py", "nohup timeout 10 taskset -c 1 python t.py"),
+]
+
+
+def _runs(line: str, folder) -> str:
+    run = subprocess.run(
+        ["bash", "-c", f"{line}\n"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=folder,
+        env={"PATH": f"{folder}:/usr/bin:/bin"},
+        timeout=60,
+    )
+    return f"{run.stdout}{run.stderr}rc={run.returncode}"
+
+
+@needs_tools
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="affinity pairs need two CPUs")
+def test_wrappers_change_what_the_tools_change(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text(_STUB)
+    stub.chmod(0o755)
+    for one, two in _PAIRS:
+        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+
+
+@pytest.mark.parametrize("wrapper", ["timeout 10", "taskset -c 0", "nice -n 5", "setsid -w", "ionice -c 3"])
+def test_the_program_behind_a_wrapper_is_found(wrapper):
+    commands = read_shell(f"#!/bin/bash\n{wrapper} python train.py --lr 1\n").data["commands"]
+    assert list(commands) == ["train.py"] and commands["train.py"]["--lr"] == 1, commands
+    assert wrapper.split()[0] in commands["train.py"]["@launcher"]
