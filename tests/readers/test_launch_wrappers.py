@@ -6,6 +6,7 @@ the program, and `taskset -c 0 python t.py --x 1` read as `taskset --x 1 -c 0 py
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -70,3 +71,45 @@ def test_the_program_behind_a_wrapper_is_found(wrapper):
     commands = read_shell(f"#!/bin/bash\n{wrapper} python train.py --lr 1\n").data["commands"]
     assert list(commands) == ["train.py"] and commands["train.py"]["--lr"] == 1, commands
     assert wrapper.split()[0] in commands["train.py"]["@launcher"]
+
+
+def _conda_run_parser() -> argparse.ArgumentParser:
+    """conda's `run` parser, its options as conda/cli/main_run.py and helpers.py register them
+    (conda is not installed here): argparse itself then splits each line."""
+    parser = argparse.ArgumentParser(prog="conda run")
+    parser.add_argument("-n", "--name")
+    parser.add_argument("-p", "--prefix")
+    parser.add_argument("-v", "--verbose", action="count")
+    parser.add_argument("--debug", action="store_true")
+    parser.add_argument("--trace", action="store_true")
+    parser.add_argument("--dev", action="count")
+    parser.add_argument("--debug-wrapper-scripts", action="count")
+    parser.add_argument("--cwd")
+    parser.add_argument("-s", "--no-capture-output", "--live-stream", action="store_true")
+    parser.add_argument("executable_call", nargs=argparse.REMAINDER)
+    return parser
+
+
+_CONDA_LINES = [
+    "conda run -n a python t.py --lr 1",
+    "conda run --name a python t.py --lr 1",
+    "conda run -na python t.py --lr 1",
+    "conda run --name=b python t.py --lr 1",
+    "conda run -n a --live-stream python t.py --lr 1",
+    "conda run -s -n a python t.py --lr 1",
+    "conda run -n a --no-capture-output python t.py --lr 1",
+    "conda run -n a python t.py --lr 2",
+    "conda run -n a python t.py -n b --lr 1",
+    "conda run -n a --cwd /w python t.py --lr 1",
+    "conda run -p /envs/a python t.py --lr 1",
+]
+
+
+def test_conda_run_reads_as_its_parser_splits_it():
+    parser = _conda_run_parser()
+    parsed = {line: vars(parser.parse_args(line.split()[2:])) for line in _CONDA_LINES}
+    for line in _CONDA_LINES:
+        commands = read_shell(f"#!/bin/bash\n{line}\n").data["commands"]
+        assert list(commands) == ["t.py"], (line, commands)  # the program behind conda run is found
+        for other in _CONDA_LINES:
+            assert (parsed[line] == parsed[other]) == (not line_changes(line, other)), (line, other)

@@ -82,14 +82,19 @@ _LAUNCHERS: dict[str, set[str]] = {
     "nice": {"--help", "--version"},
     "setsid": {"-c", "--ctty", "-f", "--fork", "-w", "--wait", "-h", "--help", "-V", "--version"},
     "ionice": {"-t", "--ignore", "-h", "--help", "-V", "--version"},
+    # conda's `run` parser (conda/cli/main_run.py, helpers.add_parser_prefix/_verbose): `-n`,
+    # `--name`, `-p`, `--prefix` and `--cwd` take a value; the command is an argparse REMAINDER
+    "conda run": {"-v", "--verbose", "--debug", "--trace", "--dev", "--debug-wrapper-scripts", "-s",
+                  "--no-capture-output", "--live-stream", "-h", "--help"},
 }  # fmt: skip
+_SUBCOMMANDS = {"accelerate launch", "uv run", "conda run"}
 # the operand a launcher takes before the command it runs, by the name it is kept under
 _OPERANDS = {"timeout": "@duration", "taskset": "@mask"}
 _MODULE_FLAGS = {"-m", "--module"}
 _MODULE_TWINS = {"torchrun", "accelerate launch"}
 _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "deepspeed", "accelerate",
                     "ray", "mpirun", "time", "exec", "timeout", "taskset", "nice", "setsid",
-                    "ionice"}  # fmt: skip
+                    "ionice", "conda"}  # fmt: skip
 # Python's own options that take a value (`python -X dev -W ignore -m pkg`).
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
 
@@ -172,7 +177,7 @@ def _subcommand_launcher(head: str, words: list[Word]) -> tuple[str, int] | None
     """A launcher named by a program and its subcommand (``accelerate launch``, ``uv run``,
     ``ray job submit``) and how many words that takes."""
     second = _text(words[1]) if len(words) > 1 else ""
-    if (head, second) in (("accelerate", "launch"), ("uv", "run")) or f"{head} {second}" in containers.TABLES:
+    if f"{head} {second}" in _SUBCOMMANDS or f"{head} {second}" in containers.TABLES:
         return f"{head} {second}", 2
     if head == "ray" and second == "job" and len(words) > 2 and _text(words[2]) == "submit":
         return "ray job submit", 3
