@@ -270,6 +270,13 @@ def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
     if name == "ray job submit":
         _add(flags, "@args", _typed(word))
         return True
+    return _wrapper_operand(name, word, flags)
+
+
+def _wrapper_operand(name: str, word: Word, flags: dict[str, Any]) -> bool:
+    """The operand a coreutils/util-linux wrapper takes before its command (``timeout 10``,
+    ``taskset 0x3``, ``nice -5``), added to ``flags``; False where the command starts."""
+    text = _text(word)
     operand = _OPERANDS.get(name)
     if operand is not None and operand not in flags:
         flags[operand] = _typed(word)  # `timeout 10 python t.py`: 10 is timeout's, not the command
