@@ -39,6 +39,13 @@ _PAIRS = [
     ("ionice -c 3 python t.py", "ionice -c 2 python t.py"),
     ("setsid -f python t.py --lr 1", "setsid -f python t.py --lr 2"),
     ("nohup timeout 10 taskset -c 0 python t.py", "nohup timeout 10 taskset -c 1 python t.py"),
+    # a `--` after the wrapper's first operand is the command it runs (it read as a separator)
+    ("env A=1 python t.py --x 1", "env A=1 -- python t.py --x 1"),
+    ("env -u A -- python t.py --x 1", "env -u A python t.py --x 1"),
+    ("timeout 10 python t.py", "timeout 10 -- python t.py"),
+    ("timeout -s KILL -- 10 python t.py", "timeout -s KILL 10 python t.py"),
+    ("taskset 0x1 -- python t.py", "taskset 0x1 python t.py"),
+    ("env -- A=1 python t.py", "env A=1 python t.py"),
 ]
 
 

@@ -248,8 +248,10 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             i += 1
             continue
         text = launcher_spelling.respell(name, _text(word))
+        if text == "--" and _operand_given(name, flags):
+            break  # `env A=1 -- cmd`, `timeout 10 -- cmd`: options ended before, `--` is the command
         if text == "--":
-            return flags, i + 1, None
+            return flags, _after_separator_operands(name, words, i + 1, flags), None
         if text in _MODULE_FLAGS and i + 1 < len(words):
             # kept: `accelerate launch -m pkg.t` runs a module, `accelerate launch pkg.t` a file
             # torchrun and accelerate register `-m` and `--module` as one option: one spelling
@@ -271,6 +273,25 @@ def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
         _add(flags, "@args", _typed(word))
         return True
     return _wrapper_operand(name, word, flags)
+
+
+def _after_separator_operands(name: str, words: list[Word], i: int, flags: dict[str, Any]) -> int:
+    """After a wrapper's ``--``, the operands it still reads before its command (``env --
+    A=1 cmd``, ``timeout -- 10 cmd``); the index where the command starts."""
+    if name not in _OPERANDS and name != "env":
+        return i
+    while i < len(words) and _launcher_word(name, words[i], flags):
+        i += 1
+    return i
+
+
+def _operand_given(name: str, flags: dict[str, Any]) -> bool:
+    """Whether a wrapper that stops reading options at its first operand (getopt's `+`: env's
+    ``NAME=value``, timeout's duration, taskset's mask) has read one: a ``--`` after it is no
+    option, but the command it runs."""
+    if name == "env":
+        return any(not key.startswith("-") for key in flags)
+    return _OPERANDS.get(name) in flags
 
 
 def _wrapper_operand(name: str, word: Word, flags: dict[str, Any]) -> bool:
