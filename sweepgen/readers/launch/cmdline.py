@@ -528,8 +528,11 @@ def _after_separator(
         at.setdefault("--", line)
         return
     # the `--` itself is in the program's argv: argparse drops it, but fire, click's `nargs=-1` and a
-    # script reading sys.argv see it, so `t.py x` and `t.py -- x` are not one command
-    out["--"] = True
+    # script reading sys.argv see it, so `t.py x` and `t.py -- x` are not one command; where
+    # positionals came before it, how many (`t.py a -- b` is not `t.py a b --` to sys.argv)
+    before = out.get("@args")
+    count = len(before) if isinstance(before, list) else 0
+    out["--"] = f"after {count} positional{'s' if count > 1 else ''}" if count else True
     at.setdefault("--", line)
     for word in rest:
         _add(out, "@args", _typed(word), always_list=True)
