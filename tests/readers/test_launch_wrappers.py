@@ -120,3 +120,34 @@ def test_conda_run_reads_as_its_parser_splits_it():
         assert list(commands) == ["t.py"], (line, commands)  # the program behind conda run is found
         for other in _CONDA_LINES:
             assert (parsed[line] == parsed[other]) == (not line_changes(line, other)), (line, other)
+
+
+# (line, line): `bash -c` with the shell's own options around `-c`; before, `bash -lc CODE` was a
+# program `bash` whose code was never read (an edit inside it showed as one changed string)
+_SHELL_PAIRS = [
+    ('bash -ec "python t.py --lr 1"', 'bash -ec "python t.py --lr 2"'),
+    ('bash -ec "false; python t.py"', 'bash -c "false; python t.py"'),
+    ('bash -e -c "false; python t.py"', 'bash -ec "false; python t.py"'),
+    (
+        'bash -o pipefail -c "false | python t.py; python t.py \\$?"',
+        'bash -c "false | python t.py; python t.py \\$?"',
+    ),
+    ('bash -c -- "python t.py"', 'bash -c "python t.py"'),
+    ('bash -xc "python t.py"', 'bash -c "python t.py"'),
+    ('bash -c "python t.py \\$0" -- x', 'bash -c "python t.py \\$0" x'),
+]
+
+
+@needs_tools
+def test_shell_options_around_dash_c_are_read_as_bash_reads_them(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text("#!/bin/bash\nprintf '<%s>' \"$@\"; echo\n")
+    stub.chmod(0o755)
+    for one, two in _SHELL_PAIRS:
+        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+        assert "t.py" in read_shell(f"#!/bin/bash\n{one}\n").data["commands"], one  # its code was read
+    # a login shell (`-l`) reads the login files first: an option of the shell, shown
+    assert line_changes('bash -lc "python t.py"', 'bash -c "python t.py"') == [
+        'commands["t.py"].@launcher.bash.-l'
+    ]

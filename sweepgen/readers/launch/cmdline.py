@@ -261,6 +261,38 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
     return flags, i, None
 
 
+def _shell_option(word: Word) -> bool:
+    return not isinstance(word, NotEvaluated) and word[:1] in "-+" and word not in ("-", "+", "--")
+
+
+def shell_command_string(words: list[Word]) -> tuple[dict[str, Any], int] | None:
+    """``bash -c CODE`` with the shell's other options around ``-c`` (``bash -lc``, ``bash -e -c``,
+    ``bash -o pipefail -c``, ``bash --norc -c``, ``bash -c -- CODE``), as bash reads them: every
+    option before the first word that is none, ``-c`` anywhere among them. The options but ``-c``
+    and the index of the command string; None where there is no ``-c`` (or a bundle holding
+    ``-o``, whose value this reading does not take apart)."""
+    options: dict[str, Any] = {}
+    has_c, i = False, 1
+    while i < len(words) and _shell_option(words[i]):
+        word = _text(words[i])
+        if word.startswith("--") or (word[1:] in ("o", "O") and i + 1 < len(words)):
+            value = True if word.startswith("--") else words[i + 1]
+            _add(options, word, value)
+            i += 1 if word.startswith("--") else 2
+            continue
+        if "o" in word or "O" in word:
+            return None
+        for letter in word[1:]:
+            has_c = has_c or (letter == "c" and word[0] == "-")
+            if letter != "c" or word[0] != "-":
+                _add(options, f"{word[0]}{letter}", True)
+        i += 1
+    i += 1 if i < len(words) and words[i] == "--" else 0
+    if not has_c or i >= len(words) or isinstance(words[i], NotEvaluated):
+        return None
+    return options, i
+
+
 def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
     """A word among a launcher's flags that is not one: env's ``NAME=value``, or anything before
     ray's ``--`` (a stray word is ray's too); False where the launched command starts."""
