@@ -7,6 +7,7 @@ the program, and `taskset -c 0 python t.py --x 1` read as `taskset --x 1 -c 0 py
 from __future__ import annotations
 
 import argparse
+import getopt
 import os
 import shutil
 import subprocess
@@ -151,3 +152,43 @@ def test_shell_options_around_dash_c_are_read_as_bash_reads_them(tmp_path):
     assert line_changes('bash -lc "python t.py"', 'bash -c "python t.py"') == [
         'commands["t.py"].@launcher.bash.-l'
     ]
+
+
+# numactl's options, as its getopt table registers them (numactl.c; the tool is not installed
+# here): Python's getopt with the same table, which stops at the first operand as numactl's `+`
+_NUMACTL_SHORT = "+i:w:P:p:bc:N:C:m:slHS:f:o:L:tM:dDI:uTVa"
+_NUMACTL_LONG = [
+    "interleave=", "weighted-interleave=", "preferred-many=", "preferred=", "balancing", "cpubind=",
+    "cpunodebind=", "physcpubind=", "membind=", "show", "localalloc", "hardware", "shm=", "file=",
+    "offset=", "length=", "strict", "shmmode=", "dump", "dump-nodes", "shmid=", "huge", "touch",
+    "verify", "all",
+]  # fmt: skip
+_NUMACTL_LINES = [
+    "numactl --cpunodebind=0 --membind=0 python t.py --lr 1",
+    "numactl --membind=0 --cpunodebind=0 python t.py --lr 1",
+    "numactl -N 0 -m 0 python t.py --lr 1",
+    "numactl -N 0 python t.py -m 0 --lr 1",
+    "numactl -N 0 -m 0 python t.py --lr 2",
+    "numactl -l -N 1 python t.py --lr 1",
+    "numactl -N 1 -l python t.py --lr 1",
+    "numactl -C 0-3 python t.py --lr 1",
+    "numactl -C 0-3 python t.py -C 1 --lr 1",
+    "numactl --physcpubind 0-3 -- python t.py --lr 1",
+]
+
+
+def test_numactl_reads_as_its_getopt_table_splits_it():
+    spelled = {"--cpunodebind": "-N", "--membind": "-m", "--physcpubind": "-C", "--localalloc": "-l"}
+    parsed = {}
+    for line in _NUMACTL_LINES:
+        options, rest = getopt.getopt(line.split()[1:], _NUMACTL_SHORT[1:], _NUMACTL_LONG)
+        parsed[line] = (sorted((spelled.get(k, k), v) for k, v in options), rest)
+        commands = read_shell(f"#!/bin/bash\n{line}\n").data["commands"]
+        assert list(commands) == ["t.py"], (line, commands)  # the program behind numactl is found
+    for one in _NUMACTL_LINES:
+        for two in _NUMACTL_LINES:
+            if parsed[one] != parsed[two]:
+                assert line_changes(one, two), (one, two)
+    # options in another order are one setting (getopt reads them all before the command)
+    for one, two in [(_NUMACTL_LINES[0], _NUMACTL_LINES[1]), (_NUMACTL_LINES[5], _NUMACTL_LINES[6])]:
+        assert parsed[one] == parsed[two] and not line_changes(one, two), (one, two)

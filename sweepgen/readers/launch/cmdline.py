@@ -82,6 +82,11 @@ _LAUNCHERS: dict[str, set[str]] = {
     "nice": {"--help", "--version"},
     "setsid": {"-c", "--ctty", "-f", "--fork", "-w", "--wait", "-h", "--help", "-V", "--version"},
     "ionice": {"-t", "--ignore", "-h", "--help", "-V", "--version"},
+    # numactl's getopt table (numactl.c `opts`, github.com/numactl/numactl; not installed here, so
+    # read from its source): the options that take no value, every other one takes one
+    "numactl": {"-s", "--show", "-l", "--localalloc", "-H", "--hardware", "-t", "--strict", "-d", "--dump",
+                "-D", "--dump-nodes", "-u", "--huge", "-T", "--touch", "-V", "--verify", "-a", "--all",
+                "-b", "--balancing"},
     # conda's `run` parser (conda/cli/main_run.py, helpers.add_parser_prefix/_verbose): `-n`,
     # `--name`, `-p`, `--prefix` and `--cwd` take a value; the command is an argparse REMAINDER
     "conda run": {"-v", "--verbose", "--debug", "--trace", "--dev", "--debug-wrapper-scripts", "-s",
@@ -92,9 +97,10 @@ _SUBCOMMANDS = {"accelerate launch", "uv run", "conda run"}
 _OPERANDS = {"timeout": "@duration", "taskset": "@mask"}
 _MODULE_FLAGS = {"-m", "--module"}
 _MODULE_TWINS = {"torchrun", "accelerate launch"}
+_OWN_M = {"numactl"}  # launchers whose `-m` is an option of their own (numactl's `--membind`), no module
 _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "deepspeed", "accelerate",
                     "ray", "mpirun", "time", "exec", "timeout", "taskset", "nice", "setsid",
-                    "ionice", "conda"}  # fmt: skip
+                    "ionice", "conda", "numactl"}  # fmt: skip
 # Python's own options that take a value (`python -X dev -W ignore -m pkg`).
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
 
@@ -252,7 +258,7 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             break  # `env A=1 -- cmd`, `timeout 10 -- cmd`: options ended before, `--` is the command
         if text == "--":
             return flags, _after_separator_operands(name, words, i + 1, flags), None
-        if text in _MODULE_FLAGS and i + 1 < len(words):
+        if text in _MODULE_FLAGS and name not in _OWN_M and i + 1 < len(words):
             # kept: `accelerate launch -m pkg.t` runs a module, `accelerate launch pkg.t` a file
             # torchrun and accelerate register `-m` and `--module` as one option: one spelling
             flags["--module" if name in _MODULE_TWINS else text] = True
