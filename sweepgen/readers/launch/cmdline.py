@@ -254,11 +254,9 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             i += 1
             continue
         text = launcher_spelling.respell(name, _text(word))
-        if text == "--" and _operand_given(name, flags):
-            break  # `env A=1 -- cmd`, `timeout 10 -- cmd`: options ended before, `--` is the command
         if text == "--":
-            return flags, _after_separator_operands(name, words, i + 1, flags), None
-        if text in _MODULE_FLAGS and name not in _OWN_M and i + 1 < len(words):
+            return flags, _separator_end(name, words, i, flags), None
+        if _runs_module(name, text) and i + 1 < len(words):
             # kept: `accelerate launch -m pkg.t` runs a module, `accelerate launch pkg.t` a file
             # torchrun and accelerate register `-m` and `--module` as one option: one spelling
             flags["--module" if name in _MODULE_TWINS else text] = True
@@ -280,23 +278,36 @@ def shell_command_string(words: list[Word]) -> tuple[dict[str, Any], int] | None
     options: dict[str, Any] = {}
     has_c, i = False, 1
     while i < len(words) and _shell_option(words[i]):
-        word = _text(words[i])
-        if word.startswith("--") or (word[1:] in ("o", "O") and i + 1 < len(words)):
-            value = True if word.startswith("--") else words[i + 1]
-            _add(options, word, value)
-            i += 1 if word.startswith("--") else 2
-            continue
-        if "o" in word or "O" in word:
+        step = _shell_word(words, i, options)
+        if step is None:
             return None
-        for letter in word[1:]:
-            has_c = has_c or (letter == "c" and word[0] == "-")
-            if letter != "c" or word[0] != "-":
-                _add(options, f"{word[0]}{letter}", True)
-        i += 1
-    i += 1 if i < len(words) and words[i] == "--" else 0
-    if not has_c or i >= len(words) or isinstance(words[i], NotEvaluated):
-        return None
-    return options, i
+        has_c, i = has_c or step[1], i + step[0]
+    return _command_string_at(words, i + (words[i : i + 1] == ["--"]), options) if has_c else None
+
+
+def _command_string_at(
+    words: list[Word], i: int, options: dict[str, Any]
+) -> tuple[dict[str, Any], int] | None:
+    """``options`` and ``i`` where ``words[i]`` is a command string bash is given, else None."""
+    return (options, i) if i < len(words) and not isinstance(words[i], NotEvaluated) else None
+
+
+def _shell_word(words: list[Word], i: int, options: dict[str, Any]) -> tuple[int, bool] | None:
+    """The shell option at ``words[i]`` added to ``options`` (``-c`` aside): how many words it
+    takes and whether it holds ``-c``; None for a bundle holding ``-o``."""
+    word = _text(words[i])
+    if word.startswith("--"):
+        _add(options, word, True)
+        return 1, False
+    if {"o", "O"} & set(word):
+        if word[1:] not in ("o", "O") or i + 1 == len(words):
+            return None
+        _add(options, word, words[i + 1])
+        return 2, False
+    letters = [f"{word[0]}{letter}" for letter in word[1:]]
+    for option in set(letters) - {"-c"}:
+        _add(options, option, True)
+    return 1, "-c" in letters
 
 
 def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
@@ -311,6 +322,20 @@ def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
         _add(flags, "@args", _typed(word))
         return True
     return _wrapper_operand(name, word, flags)
+
+
+def _runs_module(name: str, flag: str) -> bool:
+    """Whether ``flag`` of launcher ``name`` names a module it runs (``torchrun -m pkg``)."""
+    return flag in _MODULE_FLAGS and name not in _OWN_M
+
+
+def _separator_end(name: str, words: list[Word], i: int, flags: dict[str, Any]) -> int:
+    """Where the command starts at a launcher's ``--`` (``words[i]``): at the ``--`` itself after
+    an operand (``env A=1 -- cmd``, ``timeout 10 -- cmd``: options ended before, ``--`` is the
+    command), else after it and the operands the launcher still reads."""
+    if _operand_given(name, flags):
+        return i
+    return _after_separator_operands(name, words, i + 1, flags)
 
 
 def _after_separator_operands(name: str, words: list[Word], i: int, flags: dict[str, Any]) -> int:
@@ -340,10 +365,15 @@ def _wrapper_operand(name: str, word: Word, flags: dict[str, Any]) -> bool:
     if operand is not None and operand not in flags:
         flags[operand] = _typed(word)  # `timeout 10 python t.py`: 10 is timeout's, not the command
         return True
-    if name == "nice" and "-n" not in flags and _NEG_NUMBER.fullmatch(text):
-        flags["-n"] = _typed(text[1:])  # `nice -5` is `nice -n 5`, as coreutils reads it
-        return True
-    return False
+    return name == "nice" and _nice_adjustment(text, flags)
+
+
+def _nice_adjustment(text: str, flags: dict[str, Any]) -> bool:
+    """``nice -5`` is ``nice -n 5``, as coreutils reads it: added to ``flags``, where it is one."""
+    if "-n" in flags or not _NEG_NUMBER.fullmatch(text):
+        return False
+    flags["-n"] = _typed(text[1:])
+    return True
 
 
 def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, booleans: set[str]) -> int:

@@ -679,9 +679,7 @@ class Reader(Walk):
         and all; False where the command is no shell given code. The shell joins the launchers
         as spelled, with its options (`-l` reads the login files first, `-e` stops at a failure):
         `sh` (often dash) or another `bash` may read the same code otherwise."""
-        if not inner or not isinstance(inner[0], str) or os.path.basename(inner[0]) not in ("bash", "sh"):
-            return False
-        found = cmdline.shell_command_string(inner)
+        found = cmdline.shell_command_string(inner) if _is_shell(inner) else None
         if found is None:
             return False
         shell, (options, at) = inner[0], found
@@ -1393,3 +1391,8 @@ def _declared_word(text: str) -> str | None:
         # `declare -a "a=(1 2)"` is an array to bash, `declare "a=(1 2)"` a string: not told here
         return None if found[3].startswith("(") else found[1] + found[2] + shlex.quote(found[3])
     return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[-+][A-Za-z]+", text) else None
+
+
+def _is_shell(words: list[Any]) -> bool:
+    """Whether ``words`` run ``bash`` or ``sh`` (by any path)."""
+    return bool(words) and isinstance(words[0], str) and os.path.basename(words[0]) in ("bash", "sh")
