@@ -192,3 +192,26 @@ def test_numactl_reads_as_its_getopt_table_splits_it():
     # options in another order are one setting (getopt reads them all before the command)
     for one, two in [(_NUMACTL_LINES[0], _NUMACTL_LINES[1]), (_NUMACTL_LINES[5], _NUMACTL_LINES[6])]:
         assert parsed[one] == parsed[two] and not line_changes(one, two), (one, two)
+
+
+_SPLIT_PAIRS = [
+    ('env -S "python t.py --lr 1"', 'env -S "python t.py --lr 2"'),
+    ('env -S "python t.py --lr 1"', "env python t.py --lr 1"),
+    ('env -S "python t.py" --lr 1', "env python t.py --lr 1"),
+    ('env -S "python -u t.py"', "env python t.py"),
+    ('env -S "A=1 python t.py"', 'env -S "A=2 python t.py"'),
+    ("env -S 'python t.py \\\\_x'", "env -S 'python t.py \\\\_y'"),
+]
+
+
+@needs_tools
+def test_env_split_string_runs_its_words(tmp_path):
+    # `env -S "python t.py"` runs python t.py: the program is found in the string (it was
+    # `(empty)`, the whole string one option of env's); a string with env's own escapes stays whole
+    stub = tmp_path / "python"
+    stub.write_text('#!/bin/bash\nprintf \'<%s>\' "$@"; echo "A=${A-unset}"\n')
+    stub.chmod(0o755)
+    for one, two in _SPLIT_PAIRS:
+        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+    assert list(read_shell('#!/bin/bash\nenv -S "python t.py --lr 1"\n').data["commands"]) == ["t.py"]

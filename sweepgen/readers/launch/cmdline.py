@@ -210,11 +210,32 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             flags, i, module = _launcher_flags(name, words, used)
         key = _as_written(name, words)
         launchers[key if key not in launchers else f"{key} #{len(launchers) + 1}"] = flags
-        words = words[i:]
+        words = [*_split_string(name, flags), *words[i:]]
         if module is not None:
             # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`, run by
             # the launcher's own interpreter (so no interpreter of its own is recorded)
             return launchers, [_LauncherPython("python"), "-m", module, *words]
+
+
+_SPLIT_FLAGS = {"-S", "--split-string"}  # env's, whose value is a command line (no other table has them)
+# what `env -S` splits without its own escapes, quotes or `${VAR}` (read by its rules only there)
+_PLAIN_SPLIT = re.compile(r"[^\\$'\"#=]*")
+
+
+def _split_string(name: str, flags: dict[str, Any]) -> list[Word]:
+    """``env -S "python t.py --lr 1"``: the words env splits the string into, which it runs as
+    given after it (taken out of ``flags``: ``env -S "python t.py"`` is ``env python t.py``); none
+    where the string holds what env's own splitting rules read (escapes, quotes, ``${VAR}``, an
+    assignment) or a word env would read as an option, whose string is kept as written."""
+    key = "-S" if "-S" in flags else "--split-string"
+    value = flags.get(key) if name == "env" else None
+    if not isinstance(value, str) or not _PLAIN_SPLIT.fullmatch(value):
+        return []
+    words = value.split()
+    if not words or words[0].startswith("-"):
+        return []
+    del flags[key]
+    return list(words)
 
 
 class _LauncherPython(str):
@@ -262,6 +283,8 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             flags["--module" if name in _MODULE_TWINS else text] = True
             return flags, i + 2, words[i + 1]
         i = _launcher_flag(flags, text, words, i, booleans)
+        if name == "env" and text.partition("=")[0] in _SPLIT_FLAGS:
+            break  # env runs the words `-S` splits, then the rest: `env -S "python t.py" --lr 1`
     return flags, i, None
 
 
@@ -383,7 +406,7 @@ def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, 
         key, _, value = text.partition("=")
         _add(flags, key, _part(words[i], value))
         return i + 1
-    if text not in booleans and i + 1 < len(words) and _option_value(words[i + 1]):
+    if text not in booleans and i + 1 < len(words) and (_option_value(words[i + 1]) or text in _SPLIT_FLAGS):
         _add(flags, text, _typed(words[i + 1]))
         return i + 2
     _add(flags, text, True)
