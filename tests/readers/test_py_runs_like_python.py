@@ -4,6 +4,7 @@ by Python itself (the oracle; the programs are generated here, never a user's fi
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -487,3 +488,38 @@ def test_a_name_bound_before_a_star_import_is_never_equal_to_one_bound_after(one
         sys.modules.pop("starmod", None)
     if ran[0] != ran[1]:
         assert changes("\n".join(one) + "\n", "\n".join(two) + "\n", ".py"), (one, two)
+
+
+_SPECIAL_FLOATS = [
+    "math.nan", "-math.nan", "-(math.nan)", "float('nan')", "float('-nan')", "-float('nan')",
+    "math.inf", "-math.inf", "float('inf')", "float('-inf')", "1e400", "-1e400", "inf", "-inf",
+    "np.nan", "-np.nan", "np.inf", "-np.inf", "math.pi", "-math.tau", "math.e", "np.pi",
+]  # fmt: skip
+_SPECIAL_HEAD = "import math\nimport math as np\nfrom math import inf\n"  # numpy's are math's
+
+
+def _sign_and_value(value: float) -> tuple[str, float]:
+    return repr(value), math.copysign(1.0, value)
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.sampled_from(_SPECIAL_FLOATS), st.sampled_from(_SPECIAL_FLOATS))
+@example("-math.nan", "float('-nan')")
+@example("math.nan", "-math.nan")
+@example("-math.inf", "float('-inf')")
+def test_module_float_constants_are_the_values_python_gives(one: str, two: str):
+    # `-math.nan` was not evaluated, and `math.inf` a reference never equal to `float("inf")`:
+    # each is the float Python computes (its sign too), a change exactly where Python's differ
+    values = []
+    for spelled in (one, two):
+        source = f"{_SPECIAL_HEAD}a = {spelled}\n"
+        read, expected = read_python(source).data["a"], _run(source)["a"]
+        assert type(read) is float and _sign_and_value(read) == _sign_and_value(expected), spelled
+        values.append(_sign_and_value(expected))
+    found = changes(f"{_SPECIAL_HEAD}a = {one}\n", f"{_SPECIAL_HEAD}a = {two}\n", ".py")
+    assert found == ([] if values[0] == values[1] else ["a"]), (one, two)
+
+
+def test_numpy_constants_are_its_floats():
+    data = read_python("import numpy as np\na = -np.nan\nb = np.inf\nc = np.euler_gamma\n").data
+    assert math.copysign(1.0, data["a"]) == -1.0 and data["b"] == math.inf and data["c"] == 0.5772156649015329

@@ -84,6 +84,15 @@ PAIRS += [
         "echo hi > log\nif true; then >> log; fi\ncat log\n",
         "echo hi > log\nif true; then > log; fi\ncat log\n",
     ),
+    # a group, loop or function with no command inside: bash performs its redirections all the same
+    # (it read as nothing, "no differences")
+    ("{ x=1; } > log\nls\n", "x=1\nls\n"),
+    ("echo hi > log\n{ x=1; } >> log\ncat log\n", "echo hi > log\n{ x=1; } > log\ncat log\n"),
+    ("for i in 1 2; do x=$i; done > log\nls\n", "for i in 1 2; do x=$i; done\nls\n"),
+    ("while false; do :; done > log\nls\n", "while false; do :; done\nls\n"),
+    ("( x=1 ) > log\nls\n", "( x=1 ) > log2\nls\n"),
+    ("if true; then x=1; fi > log\nls\n", "if true; then x=1; fi\nls\n"),
+    ("f() { x=1; } > log\nf\nls\n", "f() { x=1; }\nf\nls\n"),
 ]
 
 
@@ -151,6 +160,7 @@ SAME = [
     ("python t.py <<<'one' <<<'two'\n", "python t.py <<<'two'\n"),
     ("python t.py > a > a\nls\n", "python t.py > a\nls\n"),
     ("python t.py > log 2>&1\nls\n", "python t.py &> log\nls\n"),
+    ("{ x=1; } > log\nls\n", ": > log\nx=1\nls\n"),
 ]
 
 

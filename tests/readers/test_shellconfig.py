@@ -6,6 +6,7 @@ import os
 import subprocess
 
 import pytest
+from diff_support import bash_output, line_changes
 
 from sweepgen.errors import UserError
 from sweepgen.readers.compare import compare
@@ -670,3 +671,14 @@ def test_a_double_dash_the_program_is_given_is_a_change():
     assert _cmd("python t.py --lr 1 --\n", "t.py") != _cmd("python t.py --lr 1\n", "t.py")
     # torchrun's own `--` (argparse, its own parser) is not given to the program
     assert _cmd("torchrun -- t.py --lr 1\n", "t.py") == _cmd("torchrun t.py --lr 1\n", "t.py")
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [("python t.py a -- b", "python t.py a b --"), ("python t.py a b -- c", "python t.py a -- b c")],
+)
+def test_a_double_dash_moved_among_positionals_is_a_change(one, two):
+    # the program's argv differs (bash, the oracle, hands it the words in order); both held one
+    # `--` and the same positionals, which read as "no differences"
+    assert bash_output(f"printf '%s\\0' {one}") != bash_output(f"printf '%s\\0' {two}")
+    assert line_changes(one, two) == ['commands["t.py"].--']

@@ -74,11 +74,33 @@ _LAUNCHERS: dict[str, set[str]] = {
     "exec": set(),
     "stdbuf": set(),
     "env": {"-i", "--ignore-environment"},
+    # coreutils' and util-linux's wrappers (their `--help`; each parses with getopt's `+`, so its
+    # options end at the first word that is not one): `timeout` and `taskset` take one operand
+    # before the command (`_OPERANDS`), `nice -5` is `nice -n 5`
+    "timeout": {"--preserve-status", "--foreground", "-v", "--verbose", "--help", "--version"},
+    "taskset": {"-a", "--all-tasks", "-p", "--pid", "-c", "--cpu-list", "-h", "--help", "-V", "--version"},
+    "nice": {"--help", "--version"},
+    "setsid": {"-c", "--ctty", "-f", "--fork", "-w", "--wait", "-h", "--help", "-V", "--version"},
+    "ionice": {"-t", "--ignore", "-h", "--help", "-V", "--version"},
+    # numactl's getopt table (numactl.c `opts`, github.com/numactl/numactl; not installed here, so
+    # read from its source): the options that take no value, every other one takes one
+    "numactl": {"-s", "--show", "-l", "--localalloc", "-H", "--hardware", "-t", "--strict", "-d", "--dump",
+                "-D", "--dump-nodes", "-u", "--huge", "-T", "--touch", "-V", "--verify", "-a", "--all",
+                "-b", "--balancing"},
+    # conda's `run` parser (conda/cli/main_run.py, helpers.add_parser_prefix/_verbose): `-n`,
+    # `--name`, `-p`, `--prefix` and `--cwd` take a value; the command is an argparse REMAINDER
+    "conda run": {"-v", "--verbose", "--debug", "--trace", "--dev", "--debug-wrapper-scripts", "-s",
+                  "--no-capture-output", "--live-stream", "-h", "--help"},
 }  # fmt: skip
+_SUBCOMMANDS = {"accelerate launch", "uv run", "conda run"}
+# the operand a launcher takes before the command it runs, by the name it is kept under
+_OPERANDS = {"timeout": "@duration", "taskset": "@mask"}
 _MODULE_FLAGS = {"-m", "--module"}
 _MODULE_TWINS = {"torchrun", "accelerate launch"}
+_OWN_M = {"numactl"}  # launchers whose `-m` is an option of their own (numactl's `--membind`), no module
 _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "deepspeed", "accelerate",
-                    "ray", "mpirun", "time", "exec"}  # fmt: skip
+                    "ray", "mpirun", "time", "exec", "timeout", "taskset", "nice", "setsid",
+                    "ionice", "conda", "numactl"}  # fmt: skip
 # Python's own options that take a value (`python -X dev -W ignore -m pkg`).
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
 
@@ -161,7 +183,7 @@ def _subcommand_launcher(head: str, words: list[Word]) -> tuple[str, int] | None
     """A launcher named by a program and its subcommand (``accelerate launch``, ``uv run``,
     ``ray job submit``) and how many words that takes."""
     second = _text(words[1]) if len(words) > 1 else ""
-    if (head, second) in (("accelerate", "launch"), ("uv", "run")) or f"{head} {second}" in containers.TABLES:
+    if f"{head} {second}" in _SUBCOMMANDS or f"{head} {second}" in containers.TABLES:
         return f"{head} {second}", 2
     if head == "ray" and second == "job" and len(words) > 2 and _text(words[2]) == "submit":
         return "ray job submit", 3
@@ -188,11 +210,32 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             flags, i, module = _launcher_flags(name, words, used)
         key = _as_written(name, words)
         launchers[key if key not in launchers else f"{key} #{len(launchers) + 1}"] = flags
-        words = words[i:]
+        words = [*_split_string(name, flags), *words[i:]]
         if module is not None:
             # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`, run by
             # the launcher's own interpreter (so no interpreter of its own is recorded)
             return launchers, [_LauncherPython("python"), "-m", module, *words]
+
+
+_SPLIT_FLAGS = {"-S", "--split-string"}  # env's, whose value is a command line (no other table has them)
+# what `env -S` splits without its own escapes, quotes or `${VAR}` (read by its rules only there)
+_PLAIN_SPLIT = re.compile(r"[^\\$'\"#=]*")
+
+
+def _split_string(name: str, flags: dict[str, Any]) -> list[Word]:
+    """``env -S "python t.py --lr 1"``: the words env splits the string into, which it runs as
+    given after it (taken out of ``flags``: ``env -S "python t.py"`` is ``env python t.py``); none
+    where the string holds what env's own splitting rules read (escapes, quotes, ``${VAR}``, an
+    assignment) or a word env would read as an option, whose string is kept as written."""
+    key = "-S" if "-S" in flags else "--split-string"
+    value = flags.get(key) if name == "env" else None
+    if not isinstance(value, str) or not _PLAIN_SPLIT.fullmatch(value):
+        return []
+    words = value.split()
+    if not words or words[0].startswith("-"):
+        return []
+    del flags[key]
+    return list(words)
 
 
 class _LauncherPython(str):
@@ -233,14 +276,61 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             continue
         text = launcher_spelling.respell(name, _text(word))
         if text == "--":
-            return flags, i + 1, None
-        if text in _MODULE_FLAGS and i + 1 < len(words):
+            return flags, _separator_end(name, words, i, flags), None
+        if _runs_module(name, text) and i + 1 < len(words):
             # kept: `accelerate launch -m pkg.t` runs a module, `accelerate launch pkg.t` a file
             # torchrun and accelerate register `-m` and `--module` as one option: one spelling
             flags["--module" if name in _MODULE_TWINS else text] = True
             return flags, i + 2, words[i + 1]
         i = _launcher_flag(flags, text, words, i, booleans)
+        if name == "env" and text.partition("=")[0] in _SPLIT_FLAGS:
+            break  # env runs the words `-S` splits, then the rest: `env -S "python t.py" --lr 1`
     return flags, i, None
+
+
+def _shell_option(word: Word) -> bool:
+    return not isinstance(word, NotEvaluated) and word[:1] in "-+" and word not in ("-", "+", "--")
+
+
+def shell_command_string(words: list[Word]) -> tuple[dict[str, Any], int] | None:
+    """``bash -c CODE`` with the shell's other options around ``-c`` (``bash -lc``, ``bash -e -c``,
+    ``bash -o pipefail -c``, ``bash --norc -c``, ``bash -c -- CODE``), as bash reads them: every
+    option before the first word that is none, ``-c`` anywhere among them. The options but ``-c``
+    and the index of the command string; None where there is no ``-c`` (or a bundle holding
+    ``-o``, whose value this reading does not take apart)."""
+    options: dict[str, Any] = {}
+    has_c, i = False, 1
+    while i < len(words) and _shell_option(words[i]):
+        step = _shell_word(words, i, options)
+        if step is None:
+            return None
+        has_c, i = has_c or step[1], i + step[0]
+    return _command_string_at(words, i + (words[i : i + 1] == ["--"]), options) if has_c else None
+
+
+def _command_string_at(
+    words: list[Word], i: int, options: dict[str, Any]
+) -> tuple[dict[str, Any], int] | None:
+    """``options`` and ``i`` where ``words[i]`` is a command string bash is given, else None."""
+    return (options, i) if i < len(words) and not isinstance(words[i], NotEvaluated) else None
+
+
+def _shell_word(words: list[Word], i: int, options: dict[str, Any]) -> tuple[int, bool] | None:
+    """The shell option at ``words[i]`` added to ``options`` (``-c`` aside): how many words it
+    takes and whether it holds ``-c``; None for a bundle holding ``-o``."""
+    word = _text(words[i])
+    if word.startswith("--"):
+        _add(options, word, True)
+        return 1, False
+    if {"o", "O"} & set(word):
+        if word[1:] not in ("o", "O") or i + 1 == len(words):
+            return None
+        _add(options, word, words[i + 1])
+        return 2, False
+    letters = [f"{word[0]}{letter}" for letter in word[1:]]
+    for option in set(letters) - {"-c"}:
+        _add(options, option, True)
+    return 1, "-c" in letters
 
 
 def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
@@ -254,7 +344,59 @@ def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
     if name == "ray job submit":
         _add(flags, "@args", _typed(word))
         return True
-    return False
+    return _wrapper_operand(name, word, flags)
+
+
+def _runs_module(name: str, flag: str) -> bool:
+    """Whether ``flag`` of launcher ``name`` names a module it runs (``torchrun -m pkg``)."""
+    return flag in _MODULE_FLAGS and name not in _OWN_M
+
+
+def _separator_end(name: str, words: list[Word], i: int, flags: dict[str, Any]) -> int:
+    """Where the command starts at a launcher's ``--`` (``words[i]``): at the ``--`` itself after
+    an operand (``env A=1 -- cmd``, ``timeout 10 -- cmd``: options ended before, ``--`` is the
+    command), else after it and the operands the launcher still reads."""
+    if _operand_given(name, flags):
+        return i
+    return _after_separator_operands(name, words, i + 1, flags)
+
+
+def _after_separator_operands(name: str, words: list[Word], i: int, flags: dict[str, Any]) -> int:
+    """After a wrapper's ``--``, the operands it still reads before its command (``env --
+    A=1 cmd``, ``timeout -- 10 cmd``); the index where the command starts."""
+    if name not in _OPERANDS and name != "env":
+        return i
+    while i < len(words) and _launcher_word(name, words[i], flags):
+        i += 1
+    return i
+
+
+def _operand_given(name: str, flags: dict[str, Any]) -> bool:
+    """Whether a wrapper that stops reading options at its first operand (getopt's `+`: env's
+    ``NAME=value``, timeout's duration, taskset's mask) has read one: a ``--`` after it is no
+    option, but the command it runs."""
+    if name == "env":
+        return any(not key.startswith("-") for key in flags)
+    return _OPERANDS.get(name) in flags
+
+
+def _wrapper_operand(name: str, word: Word, flags: dict[str, Any]) -> bool:
+    """The operand a coreutils/util-linux wrapper takes before its command (``timeout 10``,
+    ``taskset 0x3``, ``nice -5``), added to ``flags``; False where the command starts."""
+    text = _text(word)
+    operand = _OPERANDS.get(name)
+    if operand is not None and operand not in flags:
+        flags[operand] = _typed(word)  # `timeout 10 python t.py`: 10 is timeout's, not the command
+        return True
+    return name == "nice" and _nice_adjustment(text, flags)
+
+
+def _nice_adjustment(text: str, flags: dict[str, Any]) -> bool:
+    """``nice -5`` is ``nice -n 5``, as coreutils reads it: added to ``flags``, where it is one."""
+    if "-n" in flags or not _NEG_NUMBER.fullmatch(text):
+        return False
+    flags["-n"] = _typed(text[1:])
+    return True
 
 
 def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, booleans: set[str]) -> int:
@@ -264,7 +406,7 @@ def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, 
         key, _, value = text.partition("=")
         _add(flags, key, _part(words[i], value))
         return i + 1
-    if text not in booleans and i + 1 < len(words) and _option_value(words[i + 1]):
+    if text not in booleans and i + 1 < len(words) and (_option_value(words[i + 1]) or text in _SPLIT_FLAGS):
         _add(flags, text, _typed(words[i + 1]))
         return i + 2
     _add(flags, text, True)
@@ -477,8 +619,11 @@ def _after_separator(
         at.setdefault("--", line)
         return
     # the `--` itself is in the program's argv: argparse drops it, but fire, click's `nargs=-1` and a
-    # script reading sys.argv see it, so `t.py x` and `t.py -- x` are not one command
-    out["--"] = True
+    # script reading sys.argv see it, so `t.py x` and `t.py -- x` are not one command; where
+    # positionals came before it, how many (`t.py a -- b` is not `t.py a b --` to sys.argv)
+    before = out.get("@args")
+    count = len(before) if isinstance(before, list) else 0
+    out["--"] = f"after {count} positional{'s' if count > 1 else ''}" if count else True
     at.setdefault("--", line)
     for word in rest:
         _add(out, "@args", _typed(word), always_list=True)

@@ -1,4 +1,5 @@
-"""torchrun's, ``accelerate launch``'s, deepspeed's and mpirun's flags under one spelling each.
+"""torchrun's, ``accelerate launch``'s, deepspeed's, mpirun's and ``conda run``'s flags under one
+spelling each.
 
 Both register every long option with hyphens and with underscores (torch.distributed.run's
 ``--nproc-per-node``/``--nproc_per_node``; accelerate: "Arguments can be passed in with either
@@ -7,7 +8,9 @@ are one setting. Each is spelled as its tool lists it first; tests/readers/test_
 holds the rule to the installed parsers (no two options ever share a spelling). deepspeed's runner
 (deepspeed/launcher/runner.py, not installed here) registers ``-H``/``--hostfile``,
 ``-i``/``--include``, ``-e``/``--exclude`` and ``--num_gpus``/``--num_accelerators`` as one option
-each; mpirun (Open MPI, MPICH and Intel MPI alike) reads ``-n`` as ``-np``.
+each; mpirun (Open MPI, MPICH and Intel MPI alike) reads ``-n`` as ``-np``; ``conda run``
+(conda/cli/main_run.py) registers ``-n``/``--name``, ``-p``/``--prefix``, ``-v``/``--verbose`` and
+``-s``/``--no-capture-output``/``--live-stream`` as one option each.
 """
 
 from __future__ import annotations
@@ -50,10 +53,22 @@ SHORT_TO_LONG = {
     "torchrun": {"-r": "--redirects", "-t": "--tee", "-h": "--help"},
     "accelerate launch": {"-t": "--tee", "-q": "--quiet", "-h": "--help"},
     "deepspeed": {"-H": "--hostfile", "-i": "--include", "-e": "--exclude", "-h": "--help"},
+    # conda/cli/main_run.py and helpers.add_parser_prefix/_verbose
+    "conda run": {
+        "-n": "--name",
+        "-p": "--prefix",
+        "-s": "--no-capture-output",
+        "-v": "--verbose",
+        "-h": "--help",
+    },
 }
 # a second name of one option, whole (before any `=value`)
-_TWINS = {"deepspeed": {"--num_accelerators": "--num_gpus"}, "mpirun": {"-n": "-np"}}
-_NO_VALUE = {"-h", "-q"}
+_TWINS = {
+    "deepspeed": {"--num_accelerators": "--num_gpus"},
+    "mpirun": {"-n": "-np"},
+    "conda run": {"--live-stream": "--no-capture-output"},
+}
+_NO_VALUE = {"-h", "-q", "-s", "-v"}
 
 
 def _short_respelled(launcher: str, flag: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,23 @@ from sweepgen.readers.python.pyvalues import (
     raise_unknown,
     value_text,
 )
+
+# the float constants of the standard library and numpy, as Python reads them: `-math.nan` is a
+# nan with its sign bit set and `math.inf` is `float("inf")`, so they are values, never references
+# compared by their spelling (`-math.nan` against `float("-nan")` is one value to Python)
+_MODULE_FLOATS = {
+    **{f"math.{name}": float(getattr(math, name)) for name in ("inf", "nan", "pi", "e", "tau")},
+    "numpy.inf": math.inf,
+    "numpy.nan": math.nan,
+    "numpy.pi": math.pi,
+    "numpy.e": math.e,
+    "numpy.euler_gamma": 0.5772156649015329,
+}
+
+
+def module_float(ref: Ref) -> Any:
+    """The value of a reference to one of the constants above; any other reference as it is."""
+    return _MODULE_FLOATS.get(ref, ref)
 
 
 class Expressions:
@@ -208,7 +226,7 @@ class Expressions:
                 return bound.source
             if id(bound) in self.tainted:
                 raise Unknown  # a method this reader does not follow may have changed it since
-            return bound
+            return module_float(bound) if isinstance(bound, Ref) else bound
         if isinstance(node, ast.Attribute):
             spelled = dotted(node)
             if spelled is not None and spelled.startswith("_base_."):
@@ -228,7 +246,7 @@ class Expressions:
             if isinstance(base, CallData) and node.attr in base["kwargs"]:
                 return base["kwargs"][node.attr]  # LazyCall / ConfigDict-like: attributes are kwargs
             if isinstance(base, Ref):
-                return Ref(f"{base}.{node.attr}")
+                return module_float(Ref(f"{base}.{node.attr}"))
             if isinstance(base, dict) and not isinstance(base, CallData) and node.attr in base:
                 return base[node.attr]  # ConfigDict / mmengine Config attribute access
             raise Unknown

@@ -623,19 +623,7 @@ class Reader(Walk):
         self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
         launchers, inner = cmdline.split_launchers(identity_words)
-        if (
-            inner
-            and isinstance(inner[0], str)
-            and os.path.basename(inner[0]) in ("bash", "sh")
-            and len(inner) > 2
-            and inner[1] == "-c"
-            and isinstance(inner[2], str)
-        ):
-            # `srun bash -c "python ..."`: read the inner script, launchers and all
-            # the shell joins the launchers as spelled: `sh` (often dash) or another `bash` may
-            # read the same code otherwise
-            shell = inner[0]
-            self.bash_c(inner[2], inner[3:], {**launchers, shell: {}}, prefix, when, state, line, shell)
+        if self.shell_c(inner, launchers, prefix, when, state, line):
             return
         name, arguments = cmdline.program(inner, launchers)
         if name in ("torch.distributed.run", "torch.distributed.launch"):
@@ -677,6 +665,28 @@ class Reader(Walk):
             # `LR=2 run`: bash binds LR=2 while the body runs, then gives back the earlier value
             with self.bound_while(prefix):
                 self.call(head, when, state, line)
+
+    def shell_c(
+        self,
+        inner: list[Any],
+        launchers: dict[str, Any],
+        prefix: dict[str, Any],
+        when: list[str],
+        state: dict[str, Any],
+        line: int,
+    ) -> bool:
+        """`srun bash -c "python ..."` (`bash -lc`, `sh -ec`...): the inner script read, launchers
+        and all; False where the command is no shell given code. The shell joins the launchers
+        as spelled, with its options (`-l` reads the login files first, `-e` stops at a failure):
+        `sh` (often dash) or another `bash` may read the same code otherwise."""
+        found = cmdline.shell_command_string(inner) if _is_shell(inner) else None
+        if found is None:
+            return False
+        shell, (options, at) = inner[0], found
+        code = inner[at]
+        assert isinstance(code, str)  # shell_command_string checked it
+        self.bash_c(code, inner[at + 1 :], {**launchers, shell: options}, prefix, when, state, line, shell)
+        return True
 
     def ran_as_code(
         self, words: list[Field], node: Any, when: list[str], state: dict[str, Any], prefix: dict[str, Any]
@@ -1381,3 +1391,8 @@ def _declared_word(text: str) -> str | None:
         # `declare -a "a=(1 2)"` is an array to bash, `declare "a=(1 2)"` a string: not told here
         return None if found[3].startswith("(") else found[1] + found[2] + shlex.quote(found[3])
     return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[-+][A-Za-z]+", text) else None
+
+
+def _is_shell(words: list[Any]) -> bool:
+    """Whether ``words`` run ``bash`` or ``sh`` (by any path)."""
+    return bool(words) and isinstance(words[0], str) and os.path.basename(words[0]) in ("bash", "sh")

@@ -344,7 +344,7 @@ class Walk:
                 guard = [*when, *defined, f"function {name}"]
                 self.frames.append(Frame(guard))
                 try:
-                    self.block(body, guard, self.definition_redirects(body, redirects))
+                    self.function_body(body, guard, redirects)
                 finally:
                     self.unwind(self.frames.pop())
         finally:
@@ -352,6 +352,15 @@ class Walk:
             self.src, self.offset = saved
             self.argv = saved_argv
             self.loops = saved_loops
+
+    def function_body(self, body: Any, guard: list[str], redirects: dict[str, Any]) -> None:
+        """A function's body run at a call, with the redirections written after it; where it
+        records no command (``f() { x=1; } > log``) they show as a bare one's: bash performs them."""
+        recorded = len(self.commands)
+        state = self.definition_redirects(body, redirects)
+        self.block(body, guard, state)
+        if len(self.commands) == recorded and _written_redirects(body):
+            self.bare_redirection(body.parent, guard, state, None)
 
     def unwind(self, frame: Frame) -> None:
         """A body returns: bash gives back what each ``local`` shadowed. A ``local`` the body ran
@@ -594,7 +603,12 @@ class Walk:
             return
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
+        recorded = len(self.commands)
         self.statement(body, when, opened_once(redirects, state))
+        if len(self.commands) == recorded:
+            # `{ x=1; } > log`, `for ...; do x=$i; done > log`: no command inside, but bash performs
+            # the redirections all the same (the file created or emptied), as for a bare one
+            self.bare_redirection(node, when, state, None)
 
     def bare_redirection(self, node: Any, when: list[str], state: dict[str, Any], heredoc: Any) -> None:
         """``> log`` (or ``< in``) with no command: bash performs the redirections all the same, the
