@@ -213,3 +213,28 @@ def cached_hub_model(cache: Path, name: str, ref: str = "main") -> Path:
     snapshot.mkdir(parents=True, exist_ok=True)
     (snapshot / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_layer": 1}))
     return cache
+
+
+# the --until-decided tests' sweep: three arms (one better, one all but the baseline), eight seeds each
+ARMS_SPEC = """\
+sweepgen: 1
+name: arms
+template: ../templates/t.yaml.j2
+output: "{{ variant.name }}.yaml"
+derived:
+  output_dir: "runs/arms/{{ variant.name }}"
+base:
+  output_dir: null
+  training: {seed: 0}
+  arm: {level: 0.5}
+variants:
+  base: {}
+  good:
+    arm.level: 0.9
+  same:
+    arm.level: 0.51
+grid:
+  training.seed: [1, 2, 3, 4, 5, 6, 7, 8]
+allow: [arm.level]
+seed: training.seed
+"""

@@ -14,32 +14,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from run_support import ARMS_SPEC as SPEC
 
 from sweepgen.cli import main
 from sweepgen.compile.output.lockfile.lock import DECIDE_STATE_NAME
 
-SPEC = """\
-sweepgen: 1
-name: arms
-template: ../templates/t.yaml.j2
-output: "{{ variant.name }}.yaml"
-derived:
-  output_dir: "runs/arms/{{ variant.name }}"
-base:
-  output_dir: null
-  training: {seed: 0}
-  arm: {level: 0.5}
-variants:
-  base: {}
-  good:
-    arm.level: 0.9
-  same:
-    arm.level: 0.51
-grid:
-  training.seed: [1, 2, 3, 4, 5, 6, 7, 8]
-allow: [arm.level]
-seed: training.seed
-"""
 # a trainer that logs eval_acc = its arm's level + a fixed jitter by seed (and eval_loss = 1 - that),
 # and records each start;
 # it fails while FAIL names its run

@@ -17,34 +17,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from run_support import ARMS_SPEC as SPEC
 from run_support import LOADED_S
 
 from sweepgen.compile.output.lockfile.lock import DECIDE_STATE_NAME
 
 pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm_cluster")]
 
-SPEC = """\
-sweepgen: 1
-name: arms
-template: ../templates/t.yaml.j2
-output: "{{ variant.name }}.yaml"
-derived:
-  output_dir: "runs/arms/{{ variant.name }}"
-base:
-  output_dir: null
-  training: {seed: 0}
-  arm: {level: 0.5}
-variants:
-  base: {}
-  good:
-    arm.level: 0.9
-  same:
-    arm.level: 0.51
-grid:
-  training.seed: [1, 2, 3, 4, 5, 6, 7, 8]
-allow: [arm.level]
-seed: training.seed
-"""
 # logs eval_acc = its arm's level + a fixed jitter by seed, and appends its run's name to starts.log
 TRAINER = """\
 import json, pathlib, sys
