@@ -63,3 +63,39 @@ def test_a_search_killed_between_ask_and_record_takes_the_trial_over_and_runs_ea
     for trial in trials:
         starts = tmp_path / "runs/fake_search" / f"t{trial.number:04d}" / "starts.jsonl"
         assert len(starts.read_text().splitlines()) == 1, trial.number
+
+
+def test_a_cancel_while_a_trial_renders_starts_none_of_its_runs(tmp_path):
+    """`sweepgen cancel` landing after a trial was asked and while it renders (before any of its runs
+    starts): the trial's runs never start (its trial stays open), the `run` exits 1 saying the search
+    was cancelled, and the recorded command line goes on to exactly n, starting each run once."""
+    write_search_project(tmp_path, {"n": 2, "parallel": 1})
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
+    code = (
+        "import subprocess, sys\n"
+        "from sweepgen.run.search.trials import TrialRenderer\n"
+        "real = TrialRenderer.render\n"
+        "def patched(*args, **kwargs):\n"
+        "    out = real(*args, **kwargs)\n"
+        "    if not getattr(patched, 'done', False):\n"
+        "        patched.done = True\n"
+        "        cancel = [sys.executable, '-m', 'sweepgen', 'cancel', 'generated/fake_search']\n"
+        "        said = subprocess.run(cancel, capture_output=True, text=True, timeout=120)\n"
+        "        assert 'the search was asked to stop' in said.stdout, said.stdout + said.stderr\n"
+        "    return out\n"
+        "TrialRenderer.render = patched\n"
+        "from sweepgen.cli import main\n"
+        "main(sys.argv[1:], prog_name='sweepgen')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", "OMP_NUM_THREADS": "1"}
+    argv = [sys.executable, "-c", code, "run", "generated/fake_search", *RUN_ARGS]
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 1 and "the search was cancelled" in proc.stderr, proc.stdout + proc.stderr
+    (asked,) = study(tmp_path).get_trials()
+    assert asked.state.name == "RUNNING" and not (tmp_path / "runs/fake_search/t0000/starts.jsonl").exists()
+    done = sweepgen(tmp_path, "run", "generated/fake_search", timeout=180)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    trials = study(tmp_path).get_trials()
+    assert [t.state.name for t in trials] == ["COMPLETE", "COMPLETE"]
+    for name in ("t0000", "t0001"):
+        assert len((tmp_path / "runs/fake_search" / name / "starts.jsonl").read_text().splitlines()) == 1

@@ -77,6 +77,7 @@ PRUNING_ATTR = "sweepgen_pruning"
 # a run not started again (let go unstarted by the process that held it, or ended without
 # finishing under a controller that died) because `sweepgen cancel` stopped the search meanwhile
 NOT_RESUMED = "not started again: the search was cancelled (`sweepgen cancel`)"
+NOT_STARTED = "the search was cancelled (`sweepgen cancel`) as it was asked"
 NOT_WRITTEN = "not started: sweepgen could not write its files"
 
 
@@ -220,7 +221,9 @@ class SearchController:
     def _ask(self, trials: list[Any]) -> None:
         finished, running = self._counts(trials)
         self.finished = finished
-        while len(self.live) < self.block.parallel and finished + running < self.block.n:
+        while (
+            len(self.live) < self.block.parallel and finished + running < self.block.n and not self.stopping
+        ):
             # a sampler seeded by (seed, trial number): a restarted controller does not replay the
             # points its predecessor already asked, and the same trial number gets the same seed.
             # The number is read from the study at each ask: counts kept here (finished + running)
@@ -274,6 +277,8 @@ class SearchController:
             self._tell_failed(trial, f"refused before it ran: {rendered.reason}")
             self.events.append(f"{name}: refused ({rendered.reason})")
             return False
+        if self._cancelled_before_start(name):
+            return True
         search_study.sync(self.study)  # the trial as asked is on disk before any of its runs starts
         live = _LiveTrial(trial, rendered, reported=reported or set(), pruned=pruning)
         to_start = [task for task in rendered if self._to_start(live, task, pruning)]
@@ -281,6 +286,15 @@ class SearchController:
         if to_start:
             self._launch(live, to_start)
         self.events.append(f"{name}: started {_shown(params)}")
+        return True
+
+    def _cancelled_before_start(self, name: str) -> bool:
+        """`sweepgen cancel` landed while the trial was asked and rendered: none of its runs starts,
+        the trial stays open for the next `run` (as a cancelled trial's)."""
+        if not self._stop_requested():
+            return False
+        self.left_open.append(name)
+        self.events.append(f"{name}: not started: {NOT_STARTED}, left to resume")
         return True
 
     def _startable(self, tasks: list[RunTask]) -> list[RunTask] | Refused:
