@@ -27,6 +27,14 @@ def key_location(sweep_dir: Path, task: RunTask, key: str | tuple[str | int, ...
     return doc.loc(path, key=True) if isinstance(doc.data, dict) else Location(shown)
 
 
+def value_location(
+    sweep_dir: Path, task: RunTask, key: str | tuple[str | int, ...], from_command: bool
+) -> Location:
+    """Where the value a refusal names was set: the run command's flag (``from_command``: given on
+    the command line, over the config's), else ``key``'s line in the run's config."""
+    return Location("--command") if from_command else key_location(sweep_dir, task, key)
+
+
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _READ_AS_YAML = (".yaml", ".yml", ".json")
 

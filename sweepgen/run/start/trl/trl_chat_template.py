@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sweepgen.errors import ConfigError, Location
+from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.start.config_where import key_location
+from sweepgen.run.start.config_where import value_location
 from sweepgen.run.start.trl.trl_dataset import inside_here, is_path
 
 _KEY = "chat_template_path"
@@ -36,7 +36,7 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], *, from_com
     refusal = ConfigError(
         f"{_KEY} {value!r} {problem}: TRL then loads it as a tokenizer to clone its template from "
         "(AutoTokenizer.from_pretrained), which fails at each run's start",
-        location=Location("--command") if from_command else key_location(sweep_dir, task, _KEY),
+        location=value_location(sweep_dir, task, _KEY, from_command),
         key=_KEY,
         hint="name a Jinja template file ending in .jinja or .j2 (a path from the folder you run "
         "`sweepgen run` in), a tokenizer's folder, or a Hub model id",

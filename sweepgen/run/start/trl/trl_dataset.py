@@ -31,7 +31,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.fs import confine
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.start.config_where import key_location
+from sweepgen.run.start.config_where import key_location, value_location
 from sweepgen.run.start.trl import hf_cache
 
 Warn = Callable[[Location, str], None]  # a warning at a place: a check not made, and why
@@ -90,7 +90,7 @@ def _judge_name(run: _Run, name: object, where: tuple[str | int, ...], from_comm
     assert isinstance(name, str)
     close = _close(name)
     label = where[0] if len(where) == 1 else f"datasets[{where[1]}].path"
-    location = Location("--command") if from_command else key_location(run.sweep_dir, run.task, where)
+    location = value_location(run.sweep_dir, run.task, where, from_command)
     if not is_path(name) and _may_be_hub(run, name, close, (location, str(label))):
         return
     refusal = ConfigError(
@@ -178,9 +178,7 @@ def _judge_cached(run: _Run, name: str, from_command: bool) -> None:
         return
     if hf_cache.has_model(name, revision, config) is not False:
         return
-    location = (
-        Location("--command") if from_command else key_location(run.sweep_dir, run.task, "model_name_or_path")
-    )
+    location = value_location(run.sweep_dir, run.task, "model_name_or_path", from_command)
     if not run.where.cache_here:
         run.where.not_judged(location, _model_not_judged(name, revision))
         return

@@ -29,7 +29,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.formats import pysource
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start import installed_source
-from sweepgen.run.start.config_where import key_location
+from sweepgen.run.start.config_where import value_location
 
 _MODULE = "transformers.integrations.integration_utils"
 # each tracker's modules, every group needed, any module of a group (transformers 5's is_*_available)
@@ -65,7 +65,7 @@ def judge(
     if not names or not installed_source.same_environment(command):
         return
     known = trackers()
-    where = Location("--command") if from_command else key_location(sweep_dir, task, "report_to")
+    where = value_location(sweep_dir, task, "report_to", from_command)
     for name in names:
         problem = _unknown(name, known) or _missing(name)
         if problem is not None:

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sweepgen.errors import ConfigError, Location
+from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.start.config_where import key_location
+from sweepgen.run.start.config_where import value_location
 from sweepgen.run.start.trl.trl_dataset import inside_here
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")  # transformers.trainer_utils._re_checkpoint
@@ -39,7 +39,7 @@ def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], flags: Mapp
     refusal = ConfigError(
         f"{_KEY} is {'true' if value is True else repr(value)}, but {problem}: transformers' Trainer "
         "raises at each run's start",
-        location=Location("--command") if from_command else key_location(sweep_dir, task, _KEY),
+        location=value_location(sweep_dir, task, _KEY, from_command),
         key=_KEY,
         hint="drop resume_from_checkpoint for a first start, and set it once the runs have saved "
         "checkpoints; or name a checkpoint-N folder that holds trainer_state.json",

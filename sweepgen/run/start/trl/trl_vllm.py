@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweepgen.errors import ConfigError, Location
+from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start import command_overrides, installed_source
-from sweepgen.run.start.config_where import key_location
+from sweepgen.run.start.config_where import value_location
 
 # the TRL scripts whose config class has `use_vllm` (TRL 1.16: GRPOConfig, RLOOConfig, DistillationConfig)
 SCRIPTS = frozenset({"grpo", "rloo", "distillation"})
@@ -46,7 +46,7 @@ def judge(
     refusal = ConfigError(
         f"use_vllm is true but vLLM is not installed in the runs' environment: TRL's {script} trainer "
         'raises "vLLM is not available and `use_vllm` is set to True" at each run\'s start',
-        location=Location("--command") if from_command else key_location(sweep_dir, task, "use_vllm"),
+        location=value_location(sweep_dir, task, "use_vllm", from_command),
         key="use_vllm",
         hint=_HINT_CPU if cpu_here else _HINT,
     )
