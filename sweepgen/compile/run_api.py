@@ -17,6 +17,7 @@ from sweepgen.compile.output.lockfile import lock, lock_digest
 from sweepgen.compile.output.lockfile.lock import DECIDE_STATE_NAME, LOCK_NAME, RUN_STATE_NAME, Lock, LockFile
 from sweepgen.compile.output.lockfile.lock_where import placed
 from sweepgen.compile.output.rundir import YAML_SUFFIXES
+from sweepgen.compile.spec.project import read_regular
 from sweepgen.compile.spec.request import slurm_request, slurm_time
 from sweepgen.compile.spec.request.shape_names import LAUNCHERS, SHAPE_KEYS
 from sweepgen.compile.spec.variants.plain_value import PLAIN_HINT, plain
@@ -60,6 +61,7 @@ __all__ = [
     "lock_entries",
     "placed",
     "plain",
+    "read_regular",
     "slurm_request",
     "slurm_time",
     "spec_digest",

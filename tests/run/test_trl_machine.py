@@ -891,6 +891,27 @@ def test_the_configs_of_a_dataset_folder_are_the_ones_datasets_loads(tmp_path, m
             assert (trl_dataset_config._problem(name, *configs) is None) == loads, (folder, name)
 
 
+def test_a_dataset_card_that_is_a_fifo_or_too_large_is_not_judged_never_waited_on(tmp_path):
+    """A README.md a pull request made a FIFO (or a file past the input limit) in a dataset folder:
+    the card reads as "does not read" (not judged, datasets says why at the run), never a `run`
+    that waits forever on an open of a pipe nobody writes."""
+    import os
+
+    from sweepgen.run.start.trl import trl_dataset_config
+
+    fifo, large, plain = (tmp_path / name for name in ("fifo", "large", "plain"))
+    for folder in (fifo, large, plain):
+        folder.mkdir()
+    os.mkfifo(fifo / "README.md")
+    with open(large / "README.md", "wb") as fh:
+        fh.truncate((16 << 20) + 1)
+    (plain / "README.md").write_text("---\nconfigs:\n- config_name: en\n---\n")
+    assert trl_dataset_config.folder_configs(str(fifo)) is None
+    assert trl_dataset_config.folder_configs(str(large)) is None
+    assert trl_dataset_config.folder_configs(str(plain)) == (["en"], None)
+    assert trl_dataset_config.folder_configs(str(tmp_path / "none")) == (["default"], "default")
+
+
 @pytest.mark.parametrize(
     ("extra", "flags", "said"),
     [

@@ -21,7 +21,8 @@ from typing import Any
 
 import yaml
 
-from sweepgen.errors import ConfigError, Location
+from sweepgen.compile.run_api import read_regular
+from sweepgen.errors import ConfigError, Location, SpecError
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start.config_where import key_location
 from sweepgen.run.start.trl.trl_dataset import inside_here
@@ -115,12 +116,14 @@ def _names(entries: Iterable[dict[str, Any]]) -> tuple[list[str], str | None]:
 
 
 def _card(folder: str) -> dict[str, Any] | None:
-    """The front matter of the folder's README.md (empty: none); None where it does not read."""
-    try:
-        text = Path(folder, "README.md").read_text(encoding="utf-8")
-    except FileNotFoundError:
+    """The front matter of the folder's README.md (empty: none); None where it does not read (a
+    FIFO or device there is not waited on, a file past the input limit not read: project.read_regular)."""
+    path = os.path.join(folder, "README.md")
+    if not os.path.lexists(path):
         return {}
-    except (OSError, UnicodeDecodeError):
+    try:
+        text = read_regular(path, what="dataset card", loc=Location(path)).decode("utf-8")
+    except (SpecError, UnicodeDecodeError):
         return None
     found = _FRONT.search(text)
     try:
