@@ -65,16 +65,27 @@ def test_a_search_killed_between_ask_and_record_takes_the_trial_over_and_runs_ea
         assert len(starts.read_text().splitlines()) == 1, trial.number
 
 
-def test_a_cancel_while_a_trial_renders_starts_none_of_its_runs(tmp_path):
-    """`sweepgen cancel` landing after a trial was asked and while it renders (before any of its runs
-    starts): the trial's runs never start (its trial stays open), the `run` exits 1 saying the search
-    was cancelled, and the recorded command line goes on to exactly n, starting each run once."""
+# where `sweepgen cancel` lands: while the trial renders (before the controller reads the stop request
+# again), and after that read said "go on", before the executor takes the run's lock to start it
+_CANCEL_AT = {
+    "rendering": ("sweepgen.run.search.trials", "TrialRenderer", "render"),
+    "after-the-stop-check": ("sweepgen.run.search.controller", "SearchController", "_cancelled_before_start"),
+}
+
+
+@pytest.mark.parametrize("window", list(_CANCEL_AT))
+def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window):
+    """`sweepgen cancel` landing after a trial was asked, while it renders or just after the
+    controller's last look at the stop request (before any of its runs starts): the trial's runs
+    never start (its trial stays open), the `run` exits 1 saying the search was cancelled, and the
+    recorded command line goes on to exactly n, starting each run once."""
     write_search_project(tmp_path, {"n": 2, "parallel": 1})
     assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
+    module, cls, name = _CANCEL_AT[window]
     code = (
-        "import subprocess, sys\n"
-        "from sweepgen.run.search.trials import TrialRenderer\n"
-        "real = TrialRenderer.render\n"
+        "import importlib, subprocess, sys\n"
+        f"owner = getattr(importlib.import_module({module!r}), {cls!r})\n"
+        f"real = getattr(owner, {name!r})\n"
         "def patched(*args, **kwargs):\n"
         "    out = real(*args, **kwargs)\n"
         "    if not getattr(patched, 'done', False):\n"
@@ -83,7 +94,7 @@ def test_a_cancel_while_a_trial_renders_starts_none_of_its_runs(tmp_path):
         "        said = subprocess.run(cancel, capture_output=True, text=True, timeout=120)\n"
         "        assert 'the search was asked to stop' in said.stdout, said.stdout + said.stderr\n"
         "    return out\n"
-        "TrialRenderer.render = patched\n"
+        f"setattr(owner, {name!r}, patched)\n"
         "from sweepgen.cli import main\n"
         "main(sys.argv[1:], prog_name='sweepgen')\n"
     )

@@ -180,7 +180,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
     if executor == "local":
         check_bundled_trainer() if argv is None else program.check_found(argv)
-    options = _search_options(sweep_dir, opts, block, executor)
+    options = _search_options(sweep_dir, opts, block, executor, request.started_s)
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
@@ -250,10 +250,16 @@ def _drive_to_end(controller: Any, display: Display, resume: str) -> SearchResul
 
 
 def _search_options(
-    sweep_dir: Path, opts: sweep_state.RunOptions, block: SearchBlock, executor: str
+    sweep_dir: Path,
+    opts: sweep_state.RunOptions,
+    block: SearchBlock,
+    executor: str,
+    started_s: float | None = None,
 ) -> ExecutorOptions:
     """The executor's options for the search's trials (a local executor's checked before anything
-    is asked of the study)."""
+    is asked of the study). ``started_s``: when this `run` started, as a grid's: a `cancel` landing
+    after the controller's last look at the stop request, before a trial's run took its lock, asked
+    the executor to drop the run (queue_cancel.py), and the executor honours that under the lock."""
     options = ExecutorOptions(
         sweep_dir=sweep_dir,
         lock=read_lock(sweep_dir),
@@ -263,6 +269,7 @@ def _search_options(
         stop_timeout_s=opts.stop_timeout,
         time_limit_s=time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
         wait=True,  # the controller follows every trial, on Slurm too
+        started_s=started_s,
     )
     if executor == "local":
         make_executor(executor, options)
