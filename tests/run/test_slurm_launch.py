@@ -207,6 +207,10 @@ if mode == "orphan":
     while not os.path.exists("orphan.pid"):
         time.sleep(0.05)
     sys.exit(0)
+if mode == "until go, 0 on a stop":  # a trainer that saves on SIGTERM and exits 0
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    mode = "until go"
 if mode == "until go":  # each rank counts its start, then runs until the test says go
     open(f"starts.rank{rank}", "a").write("start\\n")
     while not os.path.exists("go"):
@@ -359,21 +363,23 @@ def wait_started(run_dir: Path, rank: int, proc: subprocess.Popen) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.parametrize("mode", ["until go", "until go, 0 on a stop"])
 def test_a_participant_that_declines_stops_the_supervisors_run_at_once_and_the_status_says_why(
-    tmp_path,
+    tmp_path, mode
 ):
     """The supervisor's own look said yes and its rank runs; rank 1's look declines (here: its task
     names no journal folder). Its decline note stops the supervisor's rank at once (before: it
     waited for rank 1 until the job's time limit; here, for "go", which never comes), and the
-    status says which participant declined and why."""
+    status says which participant declined and why. A trainer that exits 0 on the stop (saved its
+    checkpoint) leaves no exit code beside the failure (before: failed, exit code 0)."""
     from sweepgen.run.core.base import RunState, read_status
 
     run_dir = stand_in_scontrol(tmp_path)
     shape = RunShape(nodes=2, procs_per_node=1, launcher="srun")
-    supervisor = start_participant(tmp_path, 0, shape, "until go")
+    supervisor = start_participant(tmp_path, 0, shape, mode)
     try:
         wait_started(run_dir, 0, supervisor)
-        other = start_participant(tmp_path, 1, shape, "until go", journal=False)
+        other = start_participant(tmp_path, 1, shape, mode, journal=False)
         assert other.wait(timeout=120) == 0  # it declined: no failure of its own
         assert supervisor.wait(timeout=60) != 0  # stopped at once, not after a grace
     finally:
@@ -384,6 +390,7 @@ def test_a_participant_that_declines_stops_the_supervisors_run_at_once_and_the_s
     assert status.state is RunState.FAILED, status
     assert status.reason.startswith("node1 (on ") and "declined to start its share" in status.reason
     assert "no Slurm jobs journal folder" in status.reason, status.reason
+    assert status.exit_code != 0, status  # None for the trainer that exited 0: no success's code
 
 
 def test_a_supervisor_that_finds_the_runs_lock_held_stops_the_participants_at_once(tmp_path):

@@ -1013,3 +1013,30 @@ def test_a_job_that_declined_to_start_its_run_says_why_in_status_as_sacct_ends_i
     result = CliRunner().invoke(main, ["status", "generated/fake", "--format", "json"])
     (row,) = json.loads(result.stdout)
     assert "before the run recorded its end" in row["reason"], row
+
+
+def test_a_job_whose_participant_declined_with_exit_0_says_who_and_why_and_no_exit_code(
+    sweep_root, monkeypatch
+):
+    """A two-node job whose node1 declined to start the run (exit 0: the run is not this job's to
+    start) and whose supervisor left no end; sacct says COMPLETED 0:0. `status` says the job started
+    nothing, who declined and why, and records no exit code (before: FAILED with exit code 0 and
+    "(node1 declined, exit 0; ...)", a failure said with a success's exit code)."""
+    from sweepgen.run.slurm import ranks
+
+    make_sweep(sweep_root, {"a": {}}, sweep="fake")
+    run_dir = sweep_root / "runs/fake/a"
+    write_run(
+        run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "9_0", "job_name": "sweepgen-fake"})
+    )
+    why = "is not the latest submission of this run (its status file names job 10_0)"
+    ranks.write_note(run_dir, "1234.0", "node1", 0, why=why, job="9_0")
+    ended = JobInfo("9_0", "COMPLETED", name="sweepgen-fake", exit_code="0:0")
+    monkeypatch.setattr(slurm_query, "query_jobs", lambda ids: ({"9_0": ended}, None))
+    result = CliRunner().invoke(main, ["status", "generated/fake", "--format", "json"])
+    (row,) = json.loads(result.stdout)
+    assert row["state"] == "FAILED" and row["exit_code"] is None, row
+    assert f"its Slurm job 9_0 started nothing: the run {why} (node1 declined" in row["reason"], row
+    assert "exit 0" not in row["reason"] and "exit code" not in row["reason"], row
+    text = CliRunner().invoke(main, ["status", "generated/fake"], env={"COLUMNS": "300"}).stdout
+    assert "node1 declined" in text and "exit code 0" not in text and "exit 0" not in text, text

@@ -636,14 +636,17 @@ def _said_declined(
     if note is None or status is None or new is None:
         return new
     job_id = status.ids.get("job_id")
+    # a decline with exit 0 (the run finished already, or not this job's to start) is no exit of a
+    # run: no exit code is recorded, and none is said beside "failed"
+    code = note.exit_code or None
     return replace(
         new,
         state=RunState.FAILED,
-        exit_code=note.exit_code,
+        exit_code=code,
         ended=new.ended or utc_now(),
         reason=(
-            f"its Slurm job {job_id} started nothing: the run {note.why} ({note.label} declined, "
-            f"exit {note.exit_code}; see the submitit log)"
+            f"its Slurm job {job_id} started nothing: the run {note.why} ({note.label} declined"
+            f"{f', exit {code}' if code is not None else ''}; see the submitit log)"
         ),
     )
 

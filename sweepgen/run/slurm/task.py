@@ -420,7 +420,14 @@ def _finish(where: _Where, status: RunStatus, code: int, stops: _Stops) -> str:
     if state is RunState.FINISHED and status.done_file is None:
         reason = _finished_as_slurm_stopped(stops)
     ids = {**status.ids, **({"slurm_state": "TIMEOUT"} if stops.timeout else {})}
-    ended = replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
+    ended = replace(
+        status,
+        state=state,
+        exit_code=_recorded_code(code, state, stops),
+        ended=utc_now(),
+        reason=reason,
+        ids=ids,
+    )
     _record(where, ended)
     if state is not RunState.FINISHED:
         # the job's exit status: Slurm records it as FAILED (or CANCELLED, when scancel's SIGKILL
@@ -484,6 +491,14 @@ def _end_of(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> tuple
             f"stopped (see run.{failed.label}.log)"
         )
     return state, reason
+
+
+def _recorded_code(code: int, state: RunState, stops: _Stops) -> int | None:
+    """The exit code the run's end records: its trainer's, except the 0 of a trainer stopped because
+    another participant declined to start its share (it saved and exited 0 on the stop): the run
+    failed for the decline its reason names, and no exit code of a success is said beside it."""
+    declined = stops.failed is not None and stops.failed.why is not None
+    return None if declined and code == 0 and state is RunState.FAILED else code
 
 
 def _killed_by_slurms_signal(code: int, stops: _Stops) -> None:
