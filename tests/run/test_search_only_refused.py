@@ -4,17 +4,20 @@ nobody asked for)."""
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from search_support import RUN_ARGS, cli, sweepgen, write_search_project
 
+import sweepgen as sweepgen_package
+from sweepgen.run.core.advice import for_search
 from sweepgen.run.core.base import RunState, read_status, write_status
 from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.local.executor import INTERRUPTED
 from sweepgen.run.local.supervise import DROPPED
-from sweepgen.run.search.advice import for_search
 from sweepgen.run.slurm.executor import _SLURM_ENDINGS
 
 
@@ -70,3 +73,33 @@ def test_run_only_or_rerun_failed_on_a_search_is_exit_2_and_status_never_advises
 def test_no_reason_a_search_shows_advises_rerun_failed(reason):
     said = for_search(reason)
     assert "--rerun-failed" not in said and said[:9] == reason[:9], said
+
+
+def test_every_reason_maker_takes_its_rerun_advice_from_one_place():
+    """The executors, supervisors and readers that make a run's reason (run/core, run/local,
+    run/slurm) give `--rerun-failed` advice only through run/core/advice.py, where its search
+    wording is made beside it: no reason of theirs carries advice a search must guess from its text
+    (before: ~10 literals, reworded afterwards by regular expressions)."""
+    run = Path(sweepgen_package.__file__).parent / "run"
+    found = []
+    for path in sorted(p for room in ("core", "local", "slurm") for p in (run / room).rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if path.name == "advice.py" or "--rerun-failed" not in text:
+            continue
+        tree = ast.parse(text)
+        docs = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        found += [
+            f"{path.relative_to(run)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and "--rerun-failed" in node.value
+            and id(node) not in docs
+        ]
+    assert not found, found

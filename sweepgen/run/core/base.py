@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.fs import filenames, runfs
-from sweepgen.run.core import outcome, runfiles, runlock
+from sweepgen.run.core import advice, outcome, runfiles, runlock
 
 if TYPE_CHECKING:  # annotations only: run_view imports this module
     from sweepgen.run.core.run_view import RunView
@@ -484,7 +484,7 @@ def _retry(
         return Decision(task, False, RunState.SKIPPED, why, status)
     if rerun_failed:
         return Decision(task, True, state, f"{state} before; re-running", status)
-    return Decision(task, False, state, f"{state} before; use --rerun-failed to retry", status)
+    return Decision(task, False, state, f"{state} before; {advice.USE.grid}", status)
 
 
 def _ids(status: RunStatus) -> str:

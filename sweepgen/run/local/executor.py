@@ -29,7 +29,7 @@ from typing import IO
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import SweepgenError, UserError
 from sweepgen.fs import runfs
-from sweepgen.run.core import runfiles, runlock
+from sweepgen.run.core import advice, runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     LOST,
@@ -78,7 +78,7 @@ KILL_GRACE_S = 60.0
 SUPERVISOR = forked.EXEC_PREFIX
 # how long a supervisor may take to record its run's end once its trainer's group is dead
 SUPERVISOR_GRACE_S = 10.0
-INTERRUPTED = "interrupted; resume with --rerun-failed"
+INTERRUPTED = f"interrupted; {advice.RESUME.grid}"
 NOT_WRITTEN = "not started: sweepgen could not write its files"
 DISK_FAULTS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
 ORPHAN_LOOK_S = 0.5  # how long one look at /proc for supervisors of deleted run folders is reused

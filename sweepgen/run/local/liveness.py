@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import runlock
+from sweepgen.run.core import advice, runlock
 from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host, utc_now, write_status
 from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.stopping import stop_request
@@ -194,9 +194,9 @@ def leftovers_note(status: RunStatus) -> str | None:
         f"its supervisor (pid {status.ids.get('pid')}) died and its trainer{_pid_of(status)} with "
         f"it; what its trainer started still runs "
         f"(pids {pids}: {_named(pids)}): if that is only a helper (a logging service) the run is "
-        "over and `sweepgen cancel --only RUN` ends it and records it cancelled (then "
-        "`--rerun-failed` starts it again); a rank still trains: its end is recorded by nobody, "
-        "so let it end, then `--rerun-failed`, or `sweepgen cancel` it"
+        f"over and `sweepgen cancel --only RUN` ends it and records it cancelled{advice.AFTER_CANCEL.grid}; "
+        f"a rank still trains: its end is recorded by nobody, so {advice.LET_IT_END.grid} "
+        "`sweepgen cancel` it"
     )
 
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.fs import filenames
-from sweepgen.run.core import boot_clock, end_room
+from sweepgen.run.core import advice, boot_clock, end_room
 from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
 from sweepgen.run.core.stopping import queue_cancel, stop_request
@@ -82,9 +82,7 @@ MARK = "SWEEPGEN_SUPERVISOR"
 # start was under way (queue_cancel.py); its `sweepgen run` shows it dropped, as a queued one
 DROPPED_UNSTARTED = 79
 # the reason of a run a `sweepgen cancel` dropped once its start was on record: never started
-DROPPED = (
-    "not started: cancelled by `sweepgen cancel` as its start was under way; start it with --rerun-failed"
-)
+DROPPED = f"not started: cancelled by `sweepgen cancel` as its start was under way; {advice.START.grid}"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
 

@@ -42,6 +42,7 @@ from sweepgen.compile.run_api import Spec
 from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import SweepgenError
 from sweepgen.run.core import runfiles, runlock
+from sweepgen.run.core.advice import for_search
 from sweepgen.run.core.base import (
     PRUNED_REASON,
     TERMINAL,
@@ -65,7 +66,6 @@ from sweepgen.run.search import changes as search_changes
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.search import study as search_study
-from sweepgen.run.search.advice import for_search
 from sweepgen.run.search.trials import Refused, TrialRenderer, clear_leftovers
 from sweepgen.run.start.trl import trl_start
 

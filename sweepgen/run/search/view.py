@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from sweepgen import paths
 from sweepgen.compile import run_api
 from sweepgen.compile.run_api import lock
+from sweepgen.run.core.advice import for_search
 from sweepgen.run.core.plan.tasks import NAMING_PATHS
 from sweepgen.run.search import best_value
 from sweepgen.run.search import study as search_study
-from sweepgen.run.search.advice import for_search
 
 if TYPE_CHECKING:  # annotations only: `status` and `report` of a grid load no pydantic (run_api)
     from sweepgen.compile.run_api import SearchBlock

@@ -37,6 +37,7 @@ from typing import Any, TypeGuard
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.fs import filenames, runfs
+from sweepgen.run.core import advice
 from sweepgen.run.core.base import (
     CANCEL_REASON,
     LOG_FILE,
@@ -82,11 +83,11 @@ _ALIVE_CACHE: dict[
 _SLURM_ENDINGS = {
     "CANCELLED": (RunState.CANCELLED, CANCEL_REASON),
     "TIMEOUT": (RunState.FAILED, TIMEOUT_REASON),
-    "OUT_OF_MEMORY": (RunState.FAILED, "out of memory (raise resources.mem, then --rerun-failed)"),
-    "NODE_FAIL": (RunState.FAILED, "the node failed (Slurm NODE_FAIL); retry with --rerun-failed"),
+    "OUT_OF_MEMORY": (RunState.FAILED, f"out of memory (raise resources.mem{advice.THEN_RERUN.grid}"),
+    "NODE_FAIL": (RunState.FAILED, f"the node failed (Slurm NODE_FAIL); {advice.RETRY.grid}"),
     "BOOT_FAIL": (RunState.FAILED, "the node failed to boot (Slurm BOOT_FAIL)"),
     "DEADLINE": (RunState.FAILED, "Slurm DEADLINE reached before the run ended"),
-    "PREEMPTED": (RunState.CANCELLED, "preempted by Slurm; resume with --rerun-failed"),
+    "PREEMPTED": (RunState.CANCELLED, f"preempted by Slurm; {advice.RESUME.grid}"),
 }
 # how the dry run shows the Slurm variables each rank reads (resolved only inside the job)
 _SYMBOLIC_SLURM_ENV = {

@@ -16,6 +16,7 @@ from pathlib import Path
 from sweepgen.errors import SweepgenError, UserError
 from sweepgen.fs import confine, filenames, runfs
 from sweepgen.run.core import registry, runlock
+from sweepgen.run.core.advice import for_search
 from sweepgen.run.core.base import RunState, RunStatus, RunTask, read_status
 from sweepgen.run.core.plan.tasks import load_sweep, select
 from sweepgen.run.core.registry import cancel_runs, settle_for_cancel, wait_for_an_end
@@ -24,7 +25,6 @@ from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.core.sweepfile import sweep_state
 from sweepgen.run.search import stop as search_stop
-from sweepgen.run.search.advice import for_search
 from sweepgen.run.sweep.only import with_groups
 from sweepgen.run.sweep.start import search_failed
 from sweepgen.run.sweep.status import collect, problems

@@ -18,13 +18,14 @@ import json
 from pathlib import Path
 
 from sweepgen.fs import filenames, runfs
+from sweepgen.run.core import advice
 
 STOP_FILE = filenames.STOP_REQUEST
 # the reason `sweepgen cancel` gives: a search controller never resumes a run stopped with it
-CANCELLED_BY_COMMAND = "cancelled by `sweepgen cancel`; resume with --rerun-failed"
+CANCELLED_BY_COMMAND = f"cancelled by `sweepgen cancel`; {advice.RESUME.grid}"
 # `sweepgen cancel --only RUN`'s: that run alone, its search goes on; a controller taking its trial
 # over after its own died tells it failed (a whole-search cancel's runs it resumes)
-CANCELLED_ALONE = "cancelled by `sweepgen cancel` (--only: this run alone); resume with --rerun-failed"
+CANCELLED_ALONE = f"cancelled by `sweepgen cancel` (--only: this run alone); {advice.RESUME.grid}"
 _MAX_BYTES = 64 * 1024  # a reason is one line; anything larger is not ours
 
 
