@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -94,3 +95,41 @@ def test_a_cancel_killed_after_asking_the_supervisor_leaves_the_run_cancelled_an
     rerun = _sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND, "--rerun-failed")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert _starts(run_dir) == 2 and read_status(run_dir).state is RunState.FINISHED
+
+
+def test_a_cancel_of_a_run_whose_sweepgen_run_is_stopped_returns_once_the_end_is_recorded(
+    tmp_path, monkeypatch
+):
+    """The `sweepgen run` that started the run is stopped (Ctrl-Z, SIGSTOP) and holds its copy of
+    the run's lock; `cancel` stops the run, whose supervisor records the cancel and exits. `cancel`
+    returns then, exit 0, the run cancelled (before: it waited for the lock the stopped `run` held,
+    then failed, exit 2, saying the supervisor "has not ended the run", which it had, and recorded);
+    the `run`, let go on, reads that end and starts nothing again."""
+    hold = tmp_path / "hold"
+    hold.touch()
+    make_sweep(tmp_path, {"r0": {"steps": 1, "hold_file": str(hold)}})
+    run_dir = tmp_path / "runs/fake/r0"
+    argv = [sys.executable, "-m", "sweepgen", "run", "generated/fake", "--command", FAKE_COMMAND]
+    argv += ["--stop-timeout", "1"]  # (the old `cancel` failed after this and its grace)
+    running = subprocess.Popen(
+        argv, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + LOADED_S
+        while not (run_dir / "metrics.jsonl").exists():
+            assert time.monotonic() < deadline and running.poll() is None, "r0 never started"
+            time.sleep(0.05)
+        running.send_signal(signal.SIGSTOP)
+        try:
+            cancel = _sweepgen(tmp_path, "cancel", "generated/fake")
+        finally:
+            running.send_signal(signal.SIGCONT)
+        out, err = running.communicate(timeout=LOADED_S)
+    finally:
+        if running.poll() is None:
+            running.kill()
+            running.wait()
+    assert cancel.returncode == 0 and "has not ended" not in cancel.stderr, cancel.stdout + cancel.stderr
+    assert read_status(run_dir).state is RunState.CANCELLED
+    assert running.returncode == 1 and "r0: cancelled" in out, out + err
+    assert _starts(run_dir) == 1

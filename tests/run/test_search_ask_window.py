@@ -11,11 +11,14 @@ one function at the window by itself and then a SIGKILL of its own process (neve
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from run_support import LOADED_S
 from search_support import REPO, RUN_ARGS, cli, study, sweepgen, write_search_project
 
 # each wrapper does the real thing once, then SIGKILLs the `sweepgen run` it runs in
@@ -110,3 +113,46 @@ def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window)
     assert [t.state.name for t in trials] == ["COMPLETE", "COMPLETE"]
     for name in ("t0000", "t0001"):
         assert len((tmp_path / "runs/fake_search" / name / "starts.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_cancel_whose_request_a_second_run_withdrew_still_leaves_the_trial_open(tmp_path):
+    """`sweepgen cancel` of a search stops its trial's run; before the controller reads the stop
+    request, a second `sweepgen run` of the search starts and withdraws it (its start goes on with
+    a cancelled search). The first controller still reads the cancel from the run's own end (a
+    whole-search cancel's reason, written after the request): the trial stays open for the search
+    to resume, and nothing more is asked (before: the cancelled trial was told failed, counted
+    among n, and a new one asked, undoing the cancel).
+
+    The controller is held (SIGSTOP) while the cancel and the withdrawal land, so the order is
+    known; the withdrawal is the one call a second `run`'s controller makes at its start."""
+    from sweepgen.run.search import stop as search_stop
+    from sweepgen.run.search.study import state_dir
+
+    write_search_project(tmp_path, {"n": 2, "parallel": 1}, base=_LONG)
+    assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
+    first = sweepgen(tmp_path, "run", "generated/fake_search", *RUN_ARGS, wait=False)
+    try:
+        metrics = tmp_path / "runs/fake_search/t0000/metrics.jsonl"
+        deadline = time.monotonic() + LOADED_S
+        while not (metrics.exists() and metrics.read_text()):
+            assert time.monotonic() < deadline and first.poll() is None, "t0000 never trained"
+            time.sleep(0.05)
+        first.send_signal(signal.SIGSTOP)
+        try:
+            said = sweepgen(tmp_path, "cancel", "generated/fake_search")
+            assert "the search was asked to stop" in said.stdout, said.stdout + said.stderr
+            search_stop.withdraw(state_dir(tmp_path / "generated/fake_search"))
+        finally:
+            first.send_signal(signal.SIGCONT)
+        out, err = first.communicate(timeout=LOADED_S)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert first.returncode == 1 and "Traceback" not in err, out + err
+    (trial,) = study(tmp_path).get_trials()  # nothing more asked
+    assert trial.state.name == "RUNNING", (trial, out, err)  # left open to resume, not told failed
+
+
+# a trial that trains until the cancel lands (about 15 s unstopped; stopped within a second)
+_LONG = {"x": 0.5, "y": 0.5, "steps": 300, "step_s": 0.05, "seed": 0, "noise": 0.01, "output_dir": None}

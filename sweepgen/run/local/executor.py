@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from sweepgen.compile.run_api import LOCK_NAME, Lock
-from sweepgen.errors import SweepgenError, UserError
+from sweepgen.errors import ConfigError, SweepgenError, UserError
 from sweepgen.fs import runfs
 from sweepgen.run.core import advice, runfiles, runlock
 from sweepgen.run.core.base import (
@@ -317,7 +317,7 @@ class LocalExecutor(Executor):
         grace = status.ids.get("stop_timeout_s")
         limit = (grace if isinstance(grace, (int, float)) else KILL_GRACE_S) + SUPERVISOR_GRACE_S
         deadline = time.monotonic() + limit
-        while runlock.is_held(task.run_dir) or cls.is_alive(status):
+        while cls.is_alive(status) or (runlock.is_held(task.run_dir) and not _end_recorded(task, status)):
             if time.monotonic() > deadline:
                 pid = status.ids.get("pid")
                 paused = isinstance(pid, int) and liveness.is_stopped(pid)
@@ -760,6 +760,20 @@ class LocalExecutor(Executor):
             task = self._queue.popleft()
             # pending, not skipped: nobody else holds them, they were never started
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+
+
+def _end_recorded(task: RunTask, status: RunStatus) -> bool:
+    """The attempt ``status`` names has its end on record (its supervisor wrote it and exited). The
+    run's lock may still be held then: by the `sweepgen run` that started it, whose copy of the
+    lock is let go once it reads that end; a `run` stopped meanwhile (Ctrl-Z, SIGSTOP) holds it
+    until it goes on. Before, `cancel` waited for that lock and failed after its grace, saying the
+    supervisor had not ended a run it had ended and recorded."""
+    try:
+        now = read_status(task.run_dir)
+    except (OSError, ConfigError):  # unreadable: not known to be recorded, waited for
+        return False
+    same = now is not None and (now.attempt, now.started) == (status.attempt, status.started)
+    return same and now is not None and now.state in TERMINAL
 
 
 def _check_found(programs: set[str]) -> None:

@@ -462,10 +462,18 @@ class SearchController:
     def _cancelled_by_request(self, live: _LiveTrial) -> bool:
         """A run of the trial was cancelled (not pruned) while the search is asked to stop: the
         request is written before any run is stopped, so it is seen here."""
-        cancelled = any(
-            s is not None and s.state is RunState.CANCELLED and not _pruned(s) for s in live.ended.values()
-        )
-        return cancelled and self._stop_requested()
+        cancelled = [
+            s
+            for s in live.ended.values()
+            if s is not None and s.state is RunState.CANCELLED and not _pruned(s)
+        ]
+        if not self.stopping and any(s.reason == CANCELLED_BY_COMMAND for s in cancelled):
+            # a whole-search cancel's own words (`--only` has others): its request was on disk
+            # before the run was stopped, and a second `sweepgen run` starting meanwhile withdrew
+            # it (it goes on with the search): the cancel holds here all the same, never read as
+            # a failed trial to replace with a new one
+            self._stop_asking()
+        return bool(cancelled) and self._stop_requested()
 
     def _leave_open(self, live: _LiveTrial, why: str) -> None:
         """Not told: the trial stays running in the study, its controller (this one) gone when the
