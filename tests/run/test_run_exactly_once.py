@@ -134,6 +134,7 @@ def test_a_queued_run_that_another_process_ran_meanwhile_is_not_started_and_keep
     ex.start([task], {task.name: None})  # planned: never started
     status = ex.poll()[task.name]
     assert status.state is RunState.FAILED and "another process ran it" in status.reason
+    assert "(now failed: exit code 3; another process ran it)" in status.reason  # how it ended there
     assert ex.done() and not (task.run_dir / "starts.jsonl").exists()
 
 

@@ -602,7 +602,9 @@ class LocalExecutor(Executor):
         if not unchanged_since(self._planned.get(task.name), previous):
             now = previous.state if previous else RunState.SKIPPED
             state = now if now in TERMINAL else RunState.SKIPPED
-            return state, f"its status changed since it was planned (now {now}; another process ran it)"
+            # how it ended there, said here too: a failure elsewhere names its cause in both `run`s
+            how = f": {previous.reason}" if previous and previous.reason else ""
+            return state, f"its status changed since it was planned (now {now}{how}; another process ran it)"
         orphan = self._orphan_of(task.run_dir) if previous is None else None
         if orphan is not None:  # its folder was deleted under it: a start here would be a second one
             return RunState.FAILED, _deleted_under(orphan, liveness.moved_to(orphan, task.run_dir))
