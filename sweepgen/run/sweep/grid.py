@@ -40,9 +40,9 @@ from sweepgen.run.core.base import (
     effective_state,
     plan,
     read_status,
-    stale_cause,
     unchanged_since,
 )
+from sweepgen.run.core.plan.data_digest import stale_cause
 from sweepgen.run.core.plan.tasks import (
     Sweep,
     check_bundled_configs,
