@@ -11,7 +11,6 @@ from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.plan.data_digest import stale_cause
 
 
-
 def task(tmp_path: Path, source: str) -> RunTask:
     run_dir = tmp_path / "runs/a"
     run_dir.mkdir(parents=True, exist_ok=True)
