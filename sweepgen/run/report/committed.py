@@ -81,13 +81,15 @@ def foreign_files(run_dir: Path) -> list[str]:
             info = runfs.lstat(run_dir / name)
         except (OSError, ValueError):
             continue
-        why = _not_mine(info) if stat.S_ISREG(info.st_mode) else None  # a link is never read
+        why = not_mine(info) if stat.S_ISREG(info.st_mode) else None  # a link is never read
         if why is not None:
             found.append(f"{name} ({why})")
     return found
 
 
-def _not_mine(info: os.stat_result) -> str | None:
+def not_mine(info: os.stat_result) -> str | None:
+    """Why a file is not this user's alone (another user owns it, or someone else can write it: the
+    group bit counts unless the group is the user's private one); None when it is."""
     if info.st_uid != os.geteuid():
         return f"owned by {_user(info.st_uid)}"
     if info.st_mode & stat.S_IWOTH:
