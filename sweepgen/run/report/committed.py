@@ -87,14 +87,14 @@ def foreign_files(run_dir: Path) -> list[str]:
     return found
 
 
-def not_mine(info: os.stat_result) -> str | None:
+def not_mine(info: os.stat_result, *, group: bool = True) -> str | None:
     """Why a file is not this user's alone (another user owns it, or someone else can write it: the
-    group bit counts unless the group is the user's private one); None when it is."""
+    group bit counts unless the group is the user's private one, or ``group`` is false); None when it is."""
     if info.st_uid != os.geteuid():
         return f"owned by {_user(info.st_uid)}"
     if info.st_mode & stat.S_IWOTH:
         return "writable by every user"
-    if info.st_mode & stat.S_IWGRP and not runfs.private_group(info.st_uid, info.st_gid):
+    if group and info.st_mode & stat.S_IWGRP and not runfs.private_group(info.st_uid, info.st_gid):
         return "writable by its group"
     return None
 
