@@ -110,7 +110,7 @@ def test_a_hard_link_anyone_else_could_have_made_is_never_read(project: Path, mo
     run's log, `report` tabulated it as the run's config. In a folder others can write, a file of
     more than one name is never read."""
     run = _linked_run(project, mode)
-    if mode & 0o020 and runfs._private_group(os.geteuid(), os.stat(run).st_gid):
+    if mode & 0o020 and runfs.private_group(os.geteuid(), os.stat(run).st_gid):
         if os.geteuid() != 0:
             pytest.skip("the folder's group is the user's own: a group of others needs chown")
         os.chown(run, -1, 54321)  # no such group: others may be in it, as far as anyone can tell
@@ -144,9 +144,9 @@ def test_a_group_writable_folder_of_the_owners_private_group_is_theirs(project: 
     import pwd
 
     root_own = grp.getgrgid(0).gr_mem in ([], ["root"]) and pwd.getpwuid(0).pw_gid == 0
-    assert runfs._private_group(0, 0) == root_own
+    assert runfs.private_group(0, 0) == root_own
     run = _linked_run(project, 0o775)
-    if runfs._private_group(0, 0):
+    if runfs.private_group(0, 0):
         assert runfiles.read_bytes(run / "config.yaml", limit=1 << 20) == CANARY
     os.chown(run, -1, 54321)
     with pytest.raises(runfiles.RunFileError, match="hard link"):

@@ -180,7 +180,7 @@ def owners_name(info: os.stat_result, folder: os.stat_result) -> bool:
         return True
     if folder.st_uid != info.st_uid or folder.st_mode & stat.S_IWOTH:
         return False
-    return not folder.st_mode & stat.S_IWGRP or _private_group(folder.st_uid, folder.st_gid)
+    return not folder.st_mode & stat.S_IWGRP or private_group(folder.st_uid, folder.st_gid)
 
 
 def is_own(info: os.stat_result) -> bool:
@@ -194,7 +194,7 @@ def is_own(info: os.stat_result) -> bool:
 
 
 @functools.cache
-def _private_group(uid: int, gid: int) -> bool:
+def private_group(uid: int, gid: int) -> bool:
     """Whether ``gid`` is the user ``uid``'s own group and nobody else's (the user private groups of
     Debian, Ubuntu and Fedora, whose umask 002 makes every folder group-writable): named as the user,
     their primary group, listing no other member. Unknown (no such user or group): not private."""

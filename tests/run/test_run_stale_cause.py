@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
-from sweepgen.run.core.base import RunTask, stale_cause
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.plan.data_digest import stale_cause
 
 
 def task(tmp_path: Path, source: str) -> RunTask:
@@ -38,3 +40,24 @@ def test_a_changed_data_file_is_named(tmp_path, monkeypatch):
 def test_without_a_record_the_config_is_named(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert stale_cause(task(tmp_path, "builtin:arithmetic")) == "its config changed"
+
+
+def test_a_data_file_outside_the_project_is_never_read(tmp_path, monkeypatch):
+    """Before, the cause read any file the config named, whole: an absolute path or a link out of
+    the project (a pull request's `data.source: /proc/kcore` held `run` reading forever). Now it is
+    read as the fingerprint reads it (plan/data_digest.py): outside the project, nothing is opened."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".git").mkdir()
+    monkeypatch.chdir(project)
+    outside = tmp_path / "secret.jsonl"
+    outside.write_text('{"prompt": "x", "answer": 1}\n')
+    (project / "qa.jsonl").symlink_to(outside)
+    opened: list[str] = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda p, *a, **k: opened.append(str(p)) or real_open(p, *a, **k))
+    for source in (str(outside), "qa.jsonl"):
+        t = task(project, source)
+        (t.run_dir / "data.json").write_text(json.dumps({"source": source, "sha256": "0" * 64}))
+        assert stale_cause(t) == "its config changed"
+    assert not [p for p in opened if "secret" in p or p.endswith("qa.jsonl")], opened

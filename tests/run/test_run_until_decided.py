@@ -295,6 +295,12 @@ def test_a_committed_sequential_test_is_never_replayed(arms):
     assert "better against base" not in again.stdout and starts(arms) == started
     subprocess.run([git, "rm", "-q", "--cached", str(state)], cwd=arms, check=True)
     assert run("--until-decided").exit_code == 0  # this machine's own record: replayed
+    state.chmod(0o666)  # a shared sweep folder's record: anyone could have written its looks
+    planted = run("--until-decided")
+    assert planted.exit_code == 2 and "not yours alone (writable by every user)" in planted.stderr, (
+        planted.output
+    )
+    assert starts(arms) == started
 
 
 def test_a_new_test_on_runs_that_already_have_values_says_its_error_rate_counts_it_alone(arms):

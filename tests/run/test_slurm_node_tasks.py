@@ -5,14 +5,17 @@ in test_slurm_submit_windows.py."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
+from sweepgen.errors import UserError
 from sweepgen.run.core.base import RunState, RunStatus
 from sweepgen.run.core.shape import RunShape
-from sweepgen.run.slurm import node_tasks, task
+from sweepgen.run.slurm import executor, node_tasks, task
+from sweepgen.run.slurm import query as slurm_query
 
 
 def _task(name: str, shape: RunShape | None = None) -> task.NodeTask:
@@ -57,3 +60,46 @@ def test_a_tasks_file_not_the_one_submitted_runs_nothing(written, how, capsys):
     assert task.main([str(path), digest]) == 3
     err = capsys.readouterr().err
     assert ran == [] and str(path) in err and "nothing was run" in err and "Traceback" not in err, err
+
+
+def _journal_naming(root: Path, *entries: tuple[str, object]) -> None:
+    arrays = [{"array_job_id": a, "runs": {f"{a}_0": "a"}, "tasks_file": f} for a, f in entries]
+    (root / "jobs.json").write_text(json.dumps({"arrays": arrays}))
+
+
+def test_tasks_files_are_removed_once_slurm_holds_none_of_their_jobs(tmp_path, monkeypatch):
+    """Before, every submission's tasks file stayed in .sweepgen_slurm for good. Now the next `run`
+    (``settle``) removes those of arrays Slurm holds no job of any more, and only files `run` wrote
+    as the journal names them: a live (or requeued) array's stays, so does a file the journal does
+    not name, a link (never followed: its target untouched), a file of another user, a name that
+    is not a tasks file's; when squeue fails, all stay."""
+    root = tmp_path / ".sweepgen_slurm"
+    ended, live, link, foreign = (node_tasks.write(root, [{"n": i}])[0] for i in range(4))
+    unnamed = node_tasks.write(root, [{"n": 9}])[0]
+    outside = tmp_path / "mine.json"
+    outside.write_text("{}")
+    link.unlink()
+    link.symlink_to(outside)
+    (root / "notes.json").write_text("{}")
+    named = (ended.name, live.name, link.name, foreign.name, "notes.json")
+    _journal_naming(root, *((str(10 + i), name) for i, name in enumerate(named)))
+    queue = {"11_0": slurm_query.JobInfo("11_0", "PENDING", source="squeue")}
+    monkeypatch.setattr(slurm_query, "squeue", lambda ids: (_ for _ in ()).throw(UserError("down")))
+    assert executor.prune_task_files(root) == [] and ended.exists()  # Slurm silent: nothing removed
+    monkeypatch.setattr(slurm_query, "squeue", lambda ids: queue)
+    real_lstat = node_tasks.runfs.lstat
+
+    def lstat(path):  # the file `foreign` as another user's
+        info = real_lstat(path)
+        uid = os.geteuid() + 1 if Path(path) == foreign else info[4]
+        return os.stat_result((info[0], *info[1:4], uid, *info[5:]))
+
+    monkeypatch.setattr(node_tasks.runfs, "lstat", lstat)
+    assert executor.prune_task_files(root) == []
+    assert not ended.exists() and live.exists() and link.is_symlink() and outside.read_text() == "{}"
+    assert foreign.exists() and unnamed.exists() and (root / "notes.json").exists()
+    arrays = json.loads((root / "jobs.json").read_text())["arrays"]
+    assert [("tasks_file" in a) for a in arrays] == [False, True, False, False, False]
+    queue.clear()  # the live array ended too
+    executor.prune_task_files(root)
+    assert not live.exists() and unnamed.exists()

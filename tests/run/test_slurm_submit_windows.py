@@ -367,6 +367,11 @@ def test_killed_while_its_jobs_run_then_run_cancel_status_rerun_each_once_the_re
     assert rerun.exit_code == 0, rerun.output
     _shown("k1", {"a": ("FINISHED", 1), "b": ("FAILED", 2), "c": ("FINISHED", 2)})
     assert [_starts(cwd / "runs/k1" / n) for n in runs] == [1, 2, 2]
+    # the rerun removed the tasks file of the first array (Slurm held none of its jobs), kept its own
+    first, second = _journal(cwd / "runs/k1")
+    slurm_dir = cwd / "runs/k1/.sweepgen_slurm"
+    assert "tasks_file" not in first
+    assert list(slurm_dir.glob("tasks-*.json")) == [slurm_dir / second["tasks_file"]]
 
 
 def test_killed_as_its_jobs_end_then_status_cancel_run_keep_each_end_once(cwd, tmp_path):

@@ -46,7 +46,6 @@ finished run. ``--only`` narrows the task list before any of this.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import socket
 import time
@@ -275,28 +274,6 @@ def is_stale(task: RunTask, status: RunStatus | None) -> bool:
         and task.fingerprint
         and status.config_fingerprint != task.fingerprint
     )
-
-
-def stale_cause(task: RunTask) -> str:
-    """Why a stale run is stale, for the message: its data file (the bundled trainer records the
-    file's sha256 in the run's data.json) or the config itself."""
-    source = task.config.get("data", {}).get("source") if isinstance(task.config.get("data"), dict) else None
-    recorded = task.run_dir / filenames.DATA
-    if isinstance(source, str) and runfs.is_file(recorded) and Path(source).is_file():
-        old = _recorded_sha256(recorded)
-        new = hashlib.sha256(Path(source).read_bytes()).hexdigest()
-        if isinstance(old, str) and old != new:
-            return f"its data file {source} changed (sha256 {old[:12]}… now {new[:12]}…)"
-    return "its config changed"
-
-
-def _recorded_sha256(recorded: Path) -> Any:
-    """The data file's sha256 as the run's data.json records it (unchecked); None when that file
-    does not read: the cause then falls back to the config, it never fails the plan."""
-    try:  # a run file: never through a link, bounded
-        return runfiles.read_json(recorded, limit=64 << 10).get("sha256")
-    except (OSError, ValueError, AttributeError, runfiles.RunFileError):
-        return None
 
 
 LOST = "lost: its process is gone without recording an end"

@@ -213,6 +213,7 @@ class SlurmExecutor(Executor):
                     "died before releasing it (its runs had not started)"
                 )
                 self.notes.extend(_mark_released(self.root, array_id))
+            self.notes.extend(prune_task_files(self.root))
 
     @classmethod
     def settle_for_cancel(cls, sweep_dir: Path, tasks: Sequence[RunTask]) -> list[str]:
@@ -341,6 +342,7 @@ class SlurmExecutor(Executor):
             with ex.batch():
                 jobs = [ex.submit(run_on_node, node_task) for node_task in node_tasks]
         except (FailedJobError, FailedSubmissionError) as err:  # sbatch refused: bad partition, time, account
+            task_files.remove(self.root, tasks_file.name)  # no job was made that could read it
             raise UserError(
                 f"sbatch refused the job array: {_first_line(err)}",
                 location=None,
@@ -351,10 +353,11 @@ class SlurmExecutor(Executor):
         job_ids = [str(job.job_id) for job in jobs]
         array_id = job_ids[0].split("_", 1)[0]
         try:
-            self._record(tasks, submitted, job_ids, array_id, cwd)
+            self._record(tasks, submitted, job_ids, array_id, cwd, tasks_file.name)
             slurm_query.release(array_id)
         except BaseException as err:
             slurm_query.scancel([array_id])  # never leave a held array nobody knows about
+            task_files.remove(self.root, tasks_file.name)  # its held jobs never start to read it
             told = _unreleased_error(err, array_id, self._forget(tasks, previous_of))
             if told is None:
                 raise
@@ -422,6 +425,7 @@ class SlurmExecutor(Executor):
         job_ids: Sequence[str],
         array_id: str,
         cwd: str,
+        tasks_file: str,
     ) -> None:
         # the journal first: a `sweepgen run` killed from here on left an array the next one finds
         # recorded (and releases: `settle`), never one it would take for nobody's and cancel while
@@ -438,6 +442,7 @@ class SlurmExecutor(Executor):
                 "runs": {job_id: task.name for job_id, task in zip(job_ids, tasks)},
                 "sbatch": self.sbatch_header(len(tasks)),
                 RELEASED: False,  # made true once `scontrol release` returned
+                TASKS_FILE: tasks_file,  # removed (and this key with it) once Slurm holds none of its jobs
             }
         )
         write_json_atomic(journal_path, journal)
@@ -1080,6 +1085,47 @@ def _mark_released(root: Path, array_id: str) -> list[str]:
     except (OSError, SweepgenError) as err:
         return [f"could not record in {path} that job array {array_id} was released: {err}"]
     return []
+
+
+TASKS_FILE = "tasks_file"  # a journal entry's: the node tasks file its jobs read (node_tasks.py)
+
+
+def prune_task_files(root: Path) -> list[str]:
+    """Remove the node tasks files of the arrays Slurm no longer holds a job of (each ended, none
+    pending, held or requeued: nothing reads the file again), under the submission lock; only
+    files the journal names (``TASKS_FILE``, which `run` wrote) and ``node_tasks.remove`` finds this
+    user's plain files. When Slurm does not answer, every file stays. What could not be recorded, as
+    notes (nothing of a run depends on it)."""
+    path = root / JOURNAL
+    journal = read_journal(path)
+    gone = _ended_with_task_files(journal)
+    for entry in gone:  # one tried once: a file left (not this user's plain file) is not asked about again
+        task_files.remove(root, entry.pop(TASKS_FILE))
+    if not gone:
+        return []
+    try:
+        write_json_atomic(path, journal)
+    except OSError as err:
+        return [f"could not record in {path} which node tasks files were removed: {err.strerror or err}"]
+    return []
+
+
+def _ended_with_task_files(journal: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The journal's entries that name a tasks file and whose array Slurm holds no live job of
+    (none when squeue does not answer: not known)."""
+    named = {str(e.get("array_job_id")): e for e in journal["arrays"] if _names_task_file(e)}
+    if not named:
+        return []
+    try:
+        queue = slurm_query.squeue(named)
+    except UserError:
+        return []
+    live = {job_id.split("_", 1)[0] for job_id, job in queue.items() if not job.ended}
+    return [entry for array_id, entry in named.items() if array_id not in live]
+
+
+def _names_task_file(entry: object) -> TypeGuard[dict[str, Any]]:
+    return isinstance(entry, dict) and TASKS_FILE in entry and str(entry.get("array_job_id")).isdigit()
 
 
 def _first_line(err: BaseException) -> str:

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import shlex
+import stat
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
@@ -30,6 +33,7 @@ from sweepgen.run.core import runfiles
 PREFIX = "tasks-"  # in the runs root's Slurm folder, one file per submission
 MODULE = "sweepgen.run.slurm.task"  # the node program (its __main__)
 MAX_BYTES = 256 << 20
+_NAME = re.compile(r"tasks-[0-9a-f]{32}\.json")  # what ``write`` names a file, nothing else
 
 
 def write(folder: Path, entries: Sequence[Mapping[str, Any]]) -> tuple[Path, str]:
@@ -39,6 +43,29 @@ def write(folder: Path, entries: Sequence[Mapping[str, Any]]) -> tuple[Path, str
     path = folder / f"{PREFIX}{uuid.uuid4().hex}.json"
     runfs.write_atomic(path, data)
     return path, hashlib.sha256(data).hexdigest()
+
+
+def remove(folder: Path, name: object) -> bool:
+    """Remove the node tasks file ``name`` (a journal entry's ``tasks_file``) from ``folder`` once no
+    job can read it any more: only a name as ``write`` gives it (no folder, no ``..``), a plain file
+    of this user's, never through a link (a link in its place, a file another user planted, a
+    folder: left as they are). Whether it was removed (or was gone already)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        return False
+    path = folder / name
+    try:
+        if not _written_by_me(runfs.lstat(path)):
+            return False
+        runfs.unlink(path)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _written_by_me(info: os.stat_result) -> bool:
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()
 
 
 def command(path: Path, digest: str) -> str:

@@ -35,6 +35,7 @@ from sweepgen.fs import filenames, runfs
 from sweepgen.run.core.plan.tasks import NAMING_PATHS, read_lock
 from sweepgen.run.core.sweepfile import replay_guard
 from sweepgen.run.report import collect as rep
+from sweepgen.run.report import committed
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report.stats import bounds, sequential
 from sweepgen.run.report.stats.sequential_record import (
@@ -204,6 +205,25 @@ def _adopt_recorded(sweep_dir: Path, result: DecideResult, display: Display) -> 
     return True
 
 
+def _refuse_foreign_state(path: Path, what: str) -> None:
+    """A record of looks another user owns or someone else can write (a shared sweep folder) is never
+    replayed: its looks decide arms without running them, and anyone could have written `better`."""
+    try:
+        # the group bit is not counted: sweepgen writes the record under the person's umask, and
+        # 002 with a shared group would refuse every test's second look (SECURITY.md)
+        why = committed.not_mine(runfs.lstat(path), group=False)
+    except OSError:
+        return  # read a moment ago: gone since, the next look finds it missing
+    if why is not None:
+        raise UserError(
+            f"{path.name} records {what}, and it is not yours alone ({why}): its looks would decide "
+            "arms without running them",
+            location=Location(str(path)),
+            hint="if you did not write it, delete it to start the test again (the finished runs stay); "
+            "keep the sweep folder writable by you alone",
+        )
+
+
 def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str]], list[Look], bool]:
     """The rule in force (given over recorded over defaults, checked), the seed groups, the recorded
     looks, and whether this is a new test."""
@@ -216,6 +236,7 @@ def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str
     if recorded is not None:  # its looks decide arms without a run: never a pull request's
         what = f"the sequential test `{' '.join(recorded.words())}` and {len(looks)} look(s)"
         replay_guard.refuse_tracked_state(request.sweep_dir / DECIDE_STATE_NAME, what)
+        _refuse_foreign_state(request.sweep_dir / DECIDE_STATE_NAME, what)
     rule = given.merged_over(recorded).merged_over(DEFAULTS)
     if rule.mode is None:
         rule = replace(rule, mode=direction.default_mode(rule.metric))

@@ -40,9 +40,9 @@ from sweepgen.run.core.base import (
     effective_state,
     plan,
     read_status,
-    stale_cause,
     unchanged_since,
 )
+from sweepgen.run.core.plan.data_digest import stale_cause
 from sweepgen.run.core.plan.tasks import (
     Sweep,
     check_bundled_configs,
@@ -63,6 +63,7 @@ from sweepgen.run.core.stopping import stop_signals
 from sweepgen.run.core.sweepfile import sweep_state
 from sweepgen.run.core.sweepfile.sweep_state import RunOptions
 from sweepgen.run.logs.progress import log_tail
+from sweepgen.run.report import committed
 from sweepgen.run.start import command_overrides, program
 from sweepgen.run.start.trl import trl_start
 from sweepgen.run.sweep.only import with_groups
@@ -147,6 +148,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         record_observed(tasks)  # what only Slurm knows (a job's end), which `status` only shows
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
     _refuse_stale(decisions, request.sweep_dir)
+    for line in _finished_by_others(decisions):
+        display.note(line)
     to_start = [d.task for d in decisions if d.start]
     _refuse_before_start(request, ex, argv, to_start, display)
     if request.dry_run:
@@ -161,6 +164,22 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         interrupted = _follow_and_start_again(again, display, result)
     result.code = _finish(request, result, interrupted, faults)
     return result
+
+
+def _finished_by_others(decisions: Sequence[Decision]) -> list[str]:
+    """The runs not started because their files say they finished, where those files are not this
+    user's alone (a shared runs folder: a teammate's run, or a status and summary planted there):
+    said, never taken silently."""
+    lines = []
+    for d in decisions:
+        files = [] if d.start or d.state is not RunState.FINISHED else committed.foreign_files(d.task.run_dir)
+        if files:
+            lines.append(
+                f"{d.task.name} is taken as finished from files that are not yours alone "
+                f"({d.task.run_dir}: {', '.join(files)}) and is not started; if nobody you trust ran it, "
+                "move its folder away and run again"
+            )
+    return lines
 
 
 def _refuse_before_start(

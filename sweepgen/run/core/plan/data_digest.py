@@ -15,10 +15,16 @@ import functools
 import hashlib
 import os
 import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sweepgen.fs import runfs
+from sweepgen.fs import filenames, runfs
 from sweepgen.fs.confine import project_root, within
+from sweepgen.run.core import runfiles
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sweepgen.run.core.base import RunTask
 
 MISSING = "missing"
 
@@ -55,3 +61,29 @@ def _file_digest(path: str, size: int, mtime_ns: int) -> str:
         return digest.hexdigest()
     finally:
         os.close(fd)
+
+
+def stale_cause(task: RunTask) -> str:
+    """Why a stale run is stale, for the message: its data file (the bundled trainer records the
+    file's sha256 in the run's data.json) or the config itself. The data file is read as for the
+    fingerprint (``data_file_digest``: inside the project, no link, never blocking); before, any
+    path the config named was read whole (an absolute path, a link out of the project, /proc/kcore)."""
+    digest = data_file_digest(task.config)
+    recorded = task.run_dir / filenames.DATA
+    if digest is None or digest == MISSING or digest.startswith("outside:") or not runfs.is_file(recorded):
+        return "its config changed"
+    old = _recorded_sha256(recorded)
+    if isinstance(old, str) and old != digest:
+        return (
+            f"its data file {task.config['data']['source']} changed (sha256 {old[:12]}… now {digest[:12]}…)"
+        )
+    return "its config changed"
+
+
+def _recorded_sha256(recorded: Path) -> Any:
+    """The data file's sha256 as the run's data.json records it (unchecked); None when that file
+    does not read: the cause then falls back to the config, it never fails the plan."""
+    try:  # a run file: never through a link, bounded
+        return runfiles.read_json(recorded, limit=64 << 10).get("sha256")
+    except (OSError, ValueError, AttributeError, runfiles.RunFileError):
+        return None

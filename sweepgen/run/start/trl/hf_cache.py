@@ -30,6 +30,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sweepgen.compile.run_api import read_regular
+from sweepgen.errors import Location, SpecError
+
 # a Hub id as `datasets` takes it for one: one `/`, no path part of its own
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 _CACHE_KEYS = ("HF_DATASETS_CACHE", "HF_HOME", "XDG_CACHE_HOME")
@@ -52,7 +55,9 @@ def has_dataset(name: str, config: Mapping[str, Any]) -> bool:
     found = glob.glob(
         os.path.join(glob.escape(root), glob.escape(wanted) if isinstance(wanted, str) else "*", "*", "*")
     )
-    return any(_own_config(Path(folder)) for folder in found)
+    # a folder whose dataset_info.json does not read (a FIFO, a device, past the input limit: a
+    # shared cache's) is not judged: datasets says for itself what it finds there
+    return any(_own_config(Path(folder)) is not False for folder in found)
 
 
 _TRUE = ("1", "ON", "YES", "TRUE")  # huggingface_hub.constants.ENV_VARS_TRUE_VALUES
@@ -101,6 +106,12 @@ def _repo_id(name: str) -> bool:
 
 
 def _config_cached(name: str, revision: str) -> bool | None:
+    if any(part in ("", ".", "..") for part in revision.split("/")):
+        return None  # a revision leading out of the cache (huggingface_hub would read there): not judged
+    try:  # the ref as huggingface_hub would read it, first: never waited on, never read whole
+        _commit(os.path.join(hub_cache(), "models--" + "--".join(name.split("/")), "refs", revision))
+    except _Unreadable:  # huggingface_hub would wait on it, or read it whole: not judged here
+        return None
     try:
         from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415 - the run's own reader, only here
     except ImportError:
@@ -124,7 +135,10 @@ def cached_file(cache: str, name: str, revision: str, filename: str) -> str | No
     if any(part in ("", ".", "..") for part in revision.split("/")):
         return None
     repo = os.path.join(cache, "models--" + "--".join(name.split("/")))
-    commit = _commit(os.path.join(repo, "refs", revision))
+    try:
+        commit = _commit(os.path.join(repo, "refs", revision))
+    except _Unreadable:
+        return None
     revision = revision if commit is None else commit
     snapshots = os.path.join(repo, "snapshots")
     try:
@@ -135,12 +149,28 @@ def cached_file(cache: str, name: str, revision: str, filename: str) -> str | No
     return found if revision in shas and os.path.isfile(found) else None
 
 
+class _Unreadable(Exception):
+    """A cache file that is there but cannot be read without waiting or reading without bound."""
+
+
+_MAX_CACHE_FILE = 16 << 20  # a ref is 40 bytes, a dataset_info.json kilobytes
+
+
 def _commit(ref: str) -> str | None:
-    """The commit a cached ref names (None: no such ref)."""
+    """The commit a cached ref names (None: no such ref). huggingface_hub opens the file ``is_file``
+    finds and reads it whole: a FIFO swapped in, a device or a huge file linked there (a shared
+    cache) would hold the start checks, so it is read as project files are, never blocking, a
+    regular file of a bounded size (``_Unreadable`` otherwise)."""
     if not os.path.isfile(ref):
         return None
-    with open(ref, encoding="utf-8") as f:
-        return f.read()
+    return _read_cache_file(ref, "cached ref").decode("utf-8", errors="replace")
+
+
+def _read_cache_file(path: str, what: str) -> bytes:
+    try:
+        return read_regular(path, what=what, loc=Location(path), limit=_MAX_CACHE_FILE)
+    except SpecError:
+        raise _Unreadable(path) from None
 
 
 def hub_cache() -> str:
@@ -167,10 +197,16 @@ def snake_case(name: str) -> str:
     return _LOWER_UPPER.sub(r"\1_\2", _UPPER_UPPER.sub(r"\1_\2", name)).lower()
 
 
-def _own_config(folder: Path) -> bool:
-    """A cached dataset's folder whose ``dataset_info.json`` names the config its path does."""
+def _own_config(folder: Path) -> bool | None:
+    """A cached dataset's folder whose ``dataset_info.json`` names the config its path does; None
+    when that file is there but does not read (``_read_cache_file``: not judged)."""
+    path = folder / "dataset_info.json"
+    if not os.path.exists(path):
+        return False
     try:
-        info = json.loads((folder / "dataset_info.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        info = json.loads(_read_cache_file(str(path), "cached dataset_info.json"))
+    except _Unreadable:
+        return None
+    except ValueError:
         return False
     return folder.is_dir() and isinstance(info, dict) and info.get("config_name") == folder.parts[-3]

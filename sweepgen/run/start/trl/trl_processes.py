@@ -28,7 +28,8 @@ from typing import Any
 
 import yaml
 
-from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.compile.run_api import read_regular
+from sweepgen.errors import ConfigError, Location, SpecError, UserError
 from sweepgen.fs.outtree import check_rel
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.runfiles import read_bytes
@@ -220,13 +221,14 @@ def _default_config() -> str | None:
 
 
 def _own_file(path: str) -> Any:
-    """The person's own config file (their cache, not the project's), read as accelerate reads it."""
+    """The person's own config file (their cache, not the project's), read as accelerate reads it
+    (a link followed), but never waited on: a FIFO swapped in, or a link to /proc/kmsg, whose size
+    says 0, held `run` before (``read_regular``: a regular file of at most 1 MiB, else not judged)."""
     try:
-        if os.stat(path).st_size > _MAX_CONFIG_BYTES:
-            return None
-        with open(path, "rb") as fh:
-            return _yaml(fh.read())
-    except OSError:
+        return _yaml(
+            read_regular(path, what="accelerate config", loc=Location(path), limit=_MAX_CONFIG_BYTES)
+        )
+    except SpecError:
         return None
 
 

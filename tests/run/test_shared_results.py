@@ -1,0 +1,60 @@
+"""A shared runs folder's result files that are not this user's alone (another user's, or writable by
+others): `report` and `status` say which runs hold them, and `run`, which takes such a run as finished
+and starts it no more, says so instead of skipping it silently (run/report/committed.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from sweepgen.fs import runfs
+from sweepgen.run.core.base import Decision, RunState, RunTask
+from sweepgen.run.report import committed
+from sweepgen.run.sweep import grid
+
+
+def _finished(run_dir: Path) -> None:
+    run_dir.mkdir(parents=True)
+    (run_dir / "sweepgen_status.json").write_text(json.dumps({"state": "finished", "executor": "local"}))
+    (run_dir / "summary.json").write_text('{"final_reward": 0.9}\n')
+    for name in ("sweepgen_status.json", "summary.json"):
+        os.chmod(run_dir / name, 0o644)
+
+
+def test_result_files_another_user_could_have_written_are_named(tmp_path, monkeypatch):
+    """Before, a summary.json and metrics planted in a group-writable runs folder were listed and
+    ranked (and the run skipped by `run`) like this user's own, with nothing said."""
+    mine, planted, theirs, linked = (tmp_path / n for n in ("mine", "planted", "theirs", "linked"))
+    for folder in (mine, planted, theirs, linked):
+        _finished(folder)
+    os.chmod(planted / "summary.json", 0o666)
+    (planted / "metrics.jsonl").write_text('{"step": 1, "acc": 1.0}\n')
+    os.chmod(planted / "metrics.jsonl", 0o664)
+    (linked / "summary.json").unlink()
+    (linked / "summary.json").symlink_to(planted / "summary.json")  # a link is never read: not counted
+    real_lstat = runfs.lstat
+
+    def lstat(path):
+        info = real_lstat(path)
+        uid = os.geteuid() + 1 if Path(path).parent == theirs else info.st_uid
+        return os.stat_result((info[0], *info[1:4], uid, *info[5:]))
+
+    monkeypatch.setattr(runfs, "lstat", lstat)
+    assert committed.foreign_files(mine) == [] and committed.foreign_files(linked) == []
+    said = committed.foreign_files(planted)
+    assert said[0] == "summary.json (writable by every user)", said
+    if not runfs.private_group(os.geteuid(), os.stat(planted / "metrics.jsonl").st_gid):
+        assert said[1] == "metrics.jsonl (writable by its group)", said
+    assert committed.foreign_files(theirs)[0].startswith("sweepgen_status.json (owned by ")
+    warning = committed.foreign_warning([("mine", mine), ("planted", planted), ("theirs", theirs)])
+    assert len(warning) == 1 and warning[0].startswith("2 run(s) hold result files that are not yours alone")
+    task = RunTask(
+        name="planted", variant="planted", config_path=tmp_path / "c.yaml", run_dir=planted, argv=("true",)
+    )
+    skipped = [Decision(task, False, RunState.FINISHED, "finished")]
+    assert (
+        "planted is taken as finished from files that are not yours alone"
+        in grid._finished_by_others(skipped)[0]
+    )
+    assert grid._finished_by_others([Decision(task, True, RunState.FAILED, "failed")]) == []
