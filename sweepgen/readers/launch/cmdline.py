@@ -39,7 +39,14 @@ from typing import Any
 
 import re2
 
-from sweepgen.readers.launch import containers, launcher_spelling, sbatch, slurm_options, srun
+from sweepgen.readers.launch import (
+    containers,
+    getopt_wrappers,
+    launcher_spelling,
+    sbatch,
+    slurm_options,
+    srun,
+)
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.structured import hydravalue
 
@@ -70,9 +77,6 @@ _LAUNCHERS: dict[str, set[str]] = {
     "ray job submit": {"--no-wait", "--verify", "-v"},
     "mpirun": {"--allow-run-as-root", "--oversubscribe", "--bind-to-none"},
     "nohup": set(),
-    "time": {"-p"},
-    "exec": set(),
-    "stdbuf": set(),
     "env": {"-i", "--ignore-environment"},
     # coreutils' and util-linux's wrappers (their `--help`; each parses with getopt's `+`, so its
     # options end at the first word that is not one): `timeout` and `taskset` take one operand
@@ -99,8 +103,8 @@ _MODULE_FLAGS = {"-m", "--module"}
 _MODULE_TWINS = {"torchrun", "accelerate launch"}
 _OWN_M = {"numactl"}  # launchers whose `-m` is an option of their own (numactl's `--membind`), no module
 _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "deepspeed", "accelerate",
-                    "ray", "mpirun", "time", "exec", "timeout", "taskset", "nice", "setsid",
-                    "ionice", "conda", "numactl"}  # fmt: skip
+                    "ray", "mpirun", "timeout", "taskset", "nice", "setsid", "ionice", "conda",
+                    "numactl", *getopt_wrappers.NAMES}  # fmt: skip
 # Python's own options that take a value (`python -X dev -W ignore -m pkg`).
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
 
@@ -174,7 +178,7 @@ def _launcher_name(words: list[Word]) -> tuple[str, int] | None:
     named = _subcommand_launcher(head, words)
     if named is not None:
         return named
-    if head in _LAUNCHERS and " " not in head:
+    if (head in _LAUNCHERS or head in getopt_wrappers.NAMES) and " " not in head:
         return head, 1
     return None
 
@@ -201,8 +205,8 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
         if name == "srun":
             pairs, i = slurm_options.read_options(words, used, srun.READ, _option_value, stop_at_operand=True)
             flags, module = slurm_options.collect(pairs), None
-        elif name in containers.TABLES:
-            read = containers.read(name, words, used, _text, _typed, _part)
+        elif name in containers.TABLES or name in getopt_wrappers.NAMES:
+            read = _table_read(name, words, used)
             if read is None:  # an option its table lacks: the words stay the command's
                 return launchers, words
             (flags, i), module = read, None
@@ -215,6 +219,22 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`, run by
             # the launcher's own interpreter (so no interpreter of its own is recorded)
             return launchers, [_LauncherPython("python"), "-m", module, *words]
+
+
+def _table_read(name: str, words: list[Word], used: int) -> tuple[dict[str, Any], int] | None:
+    """A wrapper read by its own option table (a container's, a getopt tool's): its options and
+    where its command starts; None where the table does not read the line."""
+    if name in containers.TABLES:
+        return containers.read(name, words, used, _text, _typed, _part)
+    read = getopt_wrappers.read(name, words, used, _text, _typed, _part, _not_evaluated)
+    if read is None:
+        return None
+    flags, i = read
+    return {k: _Repeated(v) if getopt_wrappers.repeated(v) else v for k, v in flags.items()}, i
+
+
+def _not_evaluated(word: Word) -> bool:
+    return isinstance(word, NotEvaluated)
 
 
 _SPLIT_FLAGS = {"-S", "--split-string"}  # env's, whose value is a command line (no other table has them)
@@ -295,9 +315,9 @@ def _shell_option(word: Word) -> bool:
 def shell_command_string(words: list[Word]) -> tuple[dict[str, Any], int] | None:
     """``bash -c CODE`` with the shell's other options around ``-c`` (``bash -lc``, ``bash -e -c``,
     ``bash -o pipefail -c``, ``bash --norc -c``, ``bash -c -- CODE``), as bash reads them: every
-    option before the first word that is none, ``-c`` anywhere among them. The options but ``-c``
-    and the index of the command string; None where there is no ``-c`` (or a bundle holding
-    ``-o``, whose value this reading does not take apart)."""
+    option before the first word that is none, ``-c`` anywhere among them (``bash -eo pipefail -c``
+    included). The options but ``-c`` and the index of the command string; None where there is no
+    ``-c``."""
     options: dict[str, Any] = {}
     has_c, i = False, 1
     while i < len(words) and _shell_option(words[i]):
@@ -317,20 +337,44 @@ def _command_string_at(
 
 def _shell_word(words: list[Word], i: int, options: dict[str, Any]) -> tuple[int, bool] | None:
     """The shell option at ``words[i]`` added to ``options`` (``-c`` aside): how many words it
-    takes and whether it holds ``-c``; None for a bundle holding ``-o``."""
+    takes and whether it holds ``-c``. Each ``o``/``O`` of a bundle takes the next word in turn,
+    as bash reads them (``-eo pipefail`` is ``-e -o pipefail``); ``-o errexit`` is ``-e``. None
+    where an ``o`` has no word left to take."""
     word = _text(words[i])
     if word.startswith("--"):
         _add(options, word, True)
         return 1, False
-    if {"o", "O"} & set(word):
-        if word[1:] not in ("o", "O") or i + 1 == len(words):
-            return None
-        _add(options, word, words[i + 1])
-        return 2, False
-    letters = [f"{word[0]}{letter}" for letter in word[1:]]
-    for option in set(letters) - {"-c"}:
-        _add(options, option, True)
-    return 1, "-c" in letters
+    used, has_c = 1, False
+    for letter in word[1:]:
+        if letter in "oO":
+            if not _shell_option_name(words, i + used, f"{word[0]}{letter}", options):
+                return None
+            used += 1
+        elif letter == "c":
+            has_c = True
+        else:
+            _add(options, f"{word[0]}{letter}", True)
+    return used, has_c
+
+
+def _shell_option_name(words: list[Word], at: int, option: str, options: dict[str, Any]) -> bool:
+    """``-o NAME`` (``+o``, ``-O``) with its name from ``words[at]`` added to ``options``, ``-o
+    errexit`` as ``-e``; False where no name (known) is there to take."""
+    if at >= len(words) or isinstance(words[at], NotEvaluated):
+        return False
+    name = _text(words[at])
+    short = _SET_O.get(name) if option[1] == "o" else None
+    _add(options, f"{option[0]}{short}" if short else f"{option} {name}", True)
+    return True
+
+
+# `set -o NAME` names of bash's one-letter options (`help set`): `-o errexit` is `-e`
+_SET_O = {
+    "allexport": "a", "braceexpand": "B", "errexit": "e", "errtrace": "E", "functrace": "T",
+    "hashall": "h", "histexpand": "H", "keyword": "k", "monitor": "m", "noclobber": "C",
+    "noexec": "n", "noglob": "f", "notify": "b", "nounset": "u", "onecmd": "t", "physical": "P",
+    "privileged": "p", "verbose": "v", "xtrace": "x",
+}  # fmt: skip
 
 
 def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:

@@ -1,0 +1,174 @@
+"""Wrappers read by their own getopt tables (`chrt`, `flock`, `xargs`, `stdbuf`, `sudo`,
+`systemd-run`, bash's `exec`/`command`/`time`), held to the installed tools: a stub `python` on
+PATH prints the words it gets, its scheduling policy and the buffering stdbuf asked for. Before
+round twenty each was the program, its words read as argparse reads them, so an option moved from
+the wrapper across the program (`chrt -f 10 python t.py --x 1` against `chrt --x 1 -f 10 python
+t.py`) read as "no differences"; and `bash -eo pipefail -c CODE` was a program `bash` whose code
+was never read."""
+
+from __future__ import annotations
+
+import getopt
+import shutil
+import subprocess
+
+import pytest
+from diff_support import line_changes
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sweepgen.readers.launch import getopt_wrappers
+from sweepgen.readers.shell.shellconfig import read_shell
+
+_TOOLS = ("bash", "chrt", "flock", "xargs", "stdbuf")
+needs_tools = pytest.mark.skipif(
+    any(shutil.which(tool) is None for tool in _TOOLS), reason="util-linux/coreutils/findutils not installed"
+)
+_STUB = (
+    "#!/bin/bash\nprintf '<%s>' \"$@\"; echo\n"
+    "echo \"pol=$(chrt -p $$ | sed 's/pid [0-9]*//g' | tr '\\n' ' ') "
+    'buf=${_STDBUF_O-}/${_STDBUF_E-}/${_STDBUF_I-}"\n'
+)
+
+# (line, line): the two lines run differently, or alike, exactly as the stub shows
+_PAIRS = [
+    ("chrt -b 0 python t.py --x 1", "chrt --x 1 -b 0 python t.py"),
+    ("chrt -b 0 python t.py --x 1", "chrt -b 0 python t.py --x 2"),
+    ("chrt -b 0 python t.py", "chrt -i 0 python t.py"),
+    ("chrt -b 0 python t.py", "chrt --batch 0 python t.py"),
+    ("chrt -b 0 python t.py", "chrt --bat 0 python t.py"),
+    ("chrt -b -i 0 python t.py", "chrt -i -b 0 python t.py"),
+    ("chrt -b 0 -- python t.py", "chrt -b 0 python t.py"),
+    ("chrt -b -- 0 python t.py", "chrt -b 0 python t.py"),
+    ("flock {lock} python t.py --x 1", "flock --x 1 {lock} python t.py"),
+    ("flock {lock} python t.py --x 1", "flock {lock} python t.py --x 2"),
+    ("flock -w 5 {lock} python t.py", "flock --timeout=5 {lock} python t.py"),
+    ("xargs -n 1 python t.py --x 1", "xargs --x 1 -n 1 python t.py"),
+    ("xargs -r python t.py --x 1", "xargs python t.py --x 1"),
+    ("xargs python t.py --x 1", "xargs python t.py --x 2"),
+    ("stdbuf -oL python t.py --x 1", "stdbuf --x 1 -oL python t.py"),
+    ("stdbuf -oL python t.py", "stdbuf -o L python t.py"),
+    ("stdbuf -oL python t.py", "stdbuf --output=L python t.py"),
+    ("stdbuf -oL python t.py", "stdbuf -o0 python t.py"),
+    ("stdbuf -oL -eL python t.py", "stdbuf -eL -oL python t.py"),
+    ("stdbuf -oL python t.py", "stdbuf -eL python t.py"),
+    ("time -p python t.py --x 1", "time python t.py --x 1"),
+    ("time -p python t.py --x 1", "time -p python t.py --x 2"),
+    ("command python t.py --x 1", "command python t.py --x 2"),
+    ("command -p python t.py --x 1", "command python t.py --x 1"),
+    ("exec -a foo python t.py --x 1", "exec -a foo python t.py --x 2"),
+]
+
+
+def _runs(line: str, folder) -> str:
+    run = subprocess.run(
+        ["bash", "-c", f"{line}\n"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=folder,
+        stdin=subprocess.DEVNULL,
+        env={"PATH": f"{folder}:/usr/bin:/bin"},
+        timeout=60,
+    )
+    return f"{run.stdout}{run.stderr}rc={run.returncode}"
+
+
+def _stub(folder) -> None:
+    stub = folder / "python"
+    stub.write_text(_STUB)
+    stub.chmod(0o755)
+
+
+@needs_tools
+def test_wrappers_change_what_the_tools_change(tmp_path):
+    _stub(tmp_path)
+    for one, two in _PAIRS:
+        one, two = (line.format(lock=tmp_path / "lock") for line in (one, two))
+        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+
+
+@pytest.mark.parametrize(
+    "wrapper",
+    ["chrt -f 10", "chrt --rr 5", "sudo -u bob", "sudo -E -u bob A=1", "flock -w 5 /tmp/lock", "xargs -n 1",
+     "stdbuf -oL", "systemd-run --user -p CPUQuota=50%", "time -p", "command", "exec -a x"],
+)  # fmt: skip
+def test_the_program_behind_a_getopt_wrapper_is_found(wrapper):
+    commands = read_shell(f"#!/bin/bash\n{wrapper} python train.py --lr 1\n").data["commands"]
+    assert list(commands) == ["train.py"] and commands["train.py"]["--lr"] == 1, commands
+    assert wrapper.split()[0] in commands["train.py"]["@launcher"]
+
+
+def test_a_wrapper_option_the_stub_cannot_see_still_shows():
+    # a shared lock against an exclusive one: the program's words alike, the wrapper's option shown
+    assert line_changes("flock -s /tmp/l python t.py", "flock -x /tmp/l python t.py") == [
+        'commands["t.py"].@launcher.flock["@lock kind"]'
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["chrt -p 10 1234", "sudo -l python t.py", "command -v python", "flock /tmp/l -c 'python t.py'",
+     "chrt --nonsense 1 python t.py"],
+)  # fmt: skip
+def test_a_wrapper_that_runs_no_command_is_not_peeled(line):
+    assert "t.py" not in read_shell(f"#!/bin/bash\n{line}\n").data["commands"]
+
+
+# sudo is not installed here: its table (src/parse_args.c) held to Python's getopt, which reads a
+# `+` table as glibc does (options end at the first operand); `-h`/`-E` (optional values) left out
+_SUDO_SHORT = "Aa:BbC:c:D:Eeg:HiKklNnPp:R:r:SsT:t:U:u:Vv"
+_SUDO_OPTIONS = ["-u bob", "-u al", "--user=bob", "-g wheel", "-H", "-n", "-b", "-D /w", "-P", "-S"]
+
+
+@settings(deadline=None, max_examples=40)
+@given(*[st.lists(st.sampled_from(_SUDO_OPTIONS), max_size=3)] * 2)
+def test_sudo_reads_as_its_getopt_table_splits_it(one, two):
+    lines = [f"sudo {' '.join(options)} python t.py --lr 1" for options in (one, two)]
+    spelled = {"--user": "-u", "--group": "-g"}
+    parsed = []
+    for line in lines:
+        options, rest = getopt.getopt(line.split()[1:], _SUDO_SHORT, ["user=", "group="])
+        seen = {}
+        for key, value in options:
+            seen[spelled.get(key, key)] = value  # sudo keeps the last of each
+        parsed.append((seen, rest))
+    changes = line_changes(*lines)
+    if parsed[0] != parsed[1]:
+        assert changes, lines
+    assert all("@launcher.sudo" in change for change in changes), changes  # the program is t.py, unchanged
+
+
+def test_wrapper_tables_name_each_option_once():
+    # every long option's letter is one of its table's short options (a typo would read `-x` as
+    # a switch of its own)
+    for name, table in getopt_wrappers.TABLES.items():
+        for long_name, spec in table.long.items():
+            letter = spec.partition("/")[2]
+            assert not letter or letter in table.short, (name, long_name)
+
+
+# (line, line): `bash` with option bundles holding `-o` before `-c`: bash takes each `o`'s value
+# from the next word in turn; before, the code was never read and `-eo pipefail` was `bash`'s flag
+_SHELL_PAIRS = [
+    ('bash -eo pipefail -c "python t.py --lr 1"', 'bash -eo pipefail -c "python t.py --lr 2"'),
+    (
+        'bash -eo pipefail -c "false | python t.py; python t.py \\$?"',
+        'bash -e -c "false | python t.py; python t.py \\$?"',
+    ),
+    ('bash -eo pipefail -c "false | python t.py"', 'bash -e -o pipefail -c "false | python t.py"'),
+    ('bash -oe pipefail -c "false | python t.py"', 'bash -eo pipefail -c "false | python t.py"'),
+    ('bash -ceo pipefail "python t.py"', 'bash -eo pipefail -c "python t.py"'),
+    ('bash -o errexit -c "false; python t.py"', 'bash -e -c "false; python t.py"'),
+    ('bash -o errexit -c "false; python t.py"', 'bash -c "false; python t.py"'),
+]  # fmt: skip
+
+
+@needs_tools
+def test_shell_option_bundles_with_o_are_read_as_bash_reads_them(tmp_path):
+    _stub(tmp_path)
+    for one, two in _SHELL_PAIRS:
+        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+        assert "t.py" in read_shell(f"#!/bin/bash\n{one}\n").data["commands"], one  # its code was read
