@@ -114,12 +114,17 @@ _HANDS: dict[str, Callable[[str, ast.Call], bool]] = {
 
 def _field(call: ast.Call, position: int | None, keyword: str) -> str:
     """The attribute name the call's argument at ``position`` or ``keyword`` spells ('' otherwise)."""
-    given = [k.value for k in call.keywords if k.arg == keyword]
-    if not given and position is not None and len(call.args) > position:
-        given = [call.args[position]]
-    if not given or any(isinstance(a, ast.Starred) for a in call.args[: (position or 0) + 1]):
-        return ""
-    return given[0].attr if isinstance(given[0], ast.Attribute) else ""
+    given = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if given is None and position is not None and _placed(call, position):
+        given = call.args[position]
+    return given.attr if isinstance(given, ast.Attribute) else ""
+
+
+def _placed(call: ast.Call, position: int) -> bool:
+    """Whether the call has an argument at ``position`` that no ``*args`` before it may shift."""
+    return len(call.args) > position and not any(
+        isinstance(a, ast.Starred) for a in call.args[: position + 1]
+    )
 
 
 def _reads(names: set[str]) -> str:
