@@ -25,7 +25,7 @@ from sweepgen.run.core import boot_clock
 from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word, this_host
 from sweepgen.run.core.runfiles import RunFileError
 from sweepgen.run.core.stopping.queue_cancel import DROPPED
-from sweepgen.run.logs import metrics, tb_step, trainer_states
+from sweepgen.run.logs import metrics, tb_step, trainer_states, wandb_history
 from sweepgen.run.logs.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.sweep.grid import RunResult, final_state
 from sweepgen.run.sweep.start import SearchResult
@@ -88,7 +88,8 @@ def _running_for(status: RunStatus) -> float | None:
 def step_text(run_dir: Path, config: Mapping[str, Any], status: RunStatus | None = None) -> str:
     """ "step/total" from the run's last metrics row, else from a Hugging Face Trainer's state (a
     foreign trainer such as `trl grpo` writes no metrics.jsonl) written since ``status``'s start,
-    else from its newest TensorBoard event file written since then (run/logs/tb_step.py)."""
+    else from its newest TensorBoard event file written since then (run/logs/tb_step.py), else
+    from its newest W&B run file's last blocks (wandb_history.last_step)."""
     row = last_metrics(run_dir)
     total = total_steps(config)
     if row:
@@ -98,6 +99,8 @@ def step_text(run_dir: Path, config: Mapping[str, Any], status: RunStatus | None
         step = metrics.trainer_step(run_dir, _start_ns(status), before)
         if step is None and run_dir.is_dir():  # no trainer state (save_strategy "no"): TensorBoard's
             step = tb_step.last_step(run_dir, _start_ns(status))
+        if step is None and run_dir.is_dir():  # else W&B's (report_to wandb, offline or online)
+            step = wandb_history.last_step(run_dir, _start_ns(status))
     if step is None:
         return f"-/{total}" if total else "-"
     return f"{step}/{total}" if total else str(step)

@@ -169,6 +169,14 @@ def test_the_committed_trl_schema_file_is_the_export_of_the_installed_trl():
             "steps_per_generation: 2",
             "generation_batch_size or steps_per_generation, not both",
         ),
+        ("  num_generations: 8\n  auto_find_batch_size: true", "auto_find_batch_size: true", "GRPO and RLOO"),
+        ("  num_generations: 8\n  log_completions_hub_repo: me/c", "hub_repo: me/c", "only when"),
+        (
+            "  num_generations: 8\n  vllm_importance_sampling_mode: token_truncate\n"
+            "  vllm_importance_sampling_clip_max: null",
+            "vllm_importance_sampling_clip_max: null",
+            "a *_truncate vllm_importance_sampling_mode needs",
+        ),
     ],
 )
 def test_a_class_schema_refuses_what_trl_raises_at_the_start_as_the_command_schema_does(
@@ -202,3 +210,48 @@ def test_the_class_export_carries_the_refusals_and_a_project_class_does_not(tmp_
 
     own = export.export("mine:Own", Own)
     assert "allOf" not in own and not jsonschema_subset.validate({"num_generations": 1}, own)
+
+
+# values GRPOConfig's own __post_init__ raises for (or takes), each with the class that decides
+_POST_INIT_CASES = [
+    {"auto_find_batch_size": True},
+    {"auto_find_batch_size": False},
+    {"log_completions_hub_repo": "me/c"},
+    {"log_completions_hub_repo": "me/c", "log_completions": True},
+    {"vllm_importance_sampling_mode": "token_truncate", "vllm_importance_sampling_clip_max": None},
+    {
+        "vllm_importance_sampling_mode": "sequence_truncate",
+        "vllm_importance_sampling_clip_max": None,
+        "vllm_importance_sampling_clip_min": 0.5,
+    },
+    {
+        "vllm_importance_sampling_mode": "token_truncate",
+        "vllm_importance_sampling_clip_max": None,
+        "vllm_importance_sampling_correction": False,
+    },
+    {"vllm_importance_sampling_mode": "sequence_mask", "vllm_importance_sampling_clip_max": None},
+]
+
+
+@pytest.mark.parametrize("name", ["GRPOConfig", "RLOOConfig", "SFTConfig"])
+def test_the_class_schema_refuses_exactly_what_the_class_s_post_init_raises_for(tmp_path, name):
+    """TRL itself is the oracle: each case is built with the class (in-process, on the CPU) and
+    validated against its export; auto_find_batch_size is GRPO's and RLOO's refusal, never SFT's
+    (a class with GRPO's keys but not its __post_init__ takes it)."""
+    import warnings
+
+    import trl
+
+    from sweepgen.compile.schema import export, jsonschema_subset
+
+    cls = getattr(trl, name)
+    schema = export.export(f"trl:{name}", cls)
+    for case in (c for c in _POST_INIT_CASES if set(c) <= set(schema["properties"])):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cls(output_dir=str(tmp_path), use_cpu=True, bf16=False, per_device_train_batch_size=8, **case)
+            raised = False
+        except ValueError:
+            raised = True
+        assert bool(jsonschema_subset.validate(case, schema)) is raised, (name, case)

@@ -1018,3 +1018,71 @@ def test_a_slurm_search_trial_says_the_check_not_made_and_starts(tmp_path, monke
     for line in said:
         SearchController._warn_once(controller, line)  # type: ignore[arg-type]
     assert controller.events == said[:1]
+
+
+# TRL 1.16's own sft.py, in short: what a person's script copied from TRL's docs does with the fields
+_OWN_SFT = """from datasets import load_dataset
+from trl import ModelConfig, ScriptArguments, SFTConfig, SFTTrainer, TrlParser
+
+parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+script_args, training_args, model_args = parser.parse_args_and_config()
+dataset = load_dataset(script_args.dataset_name, name=script_args.dataset_config)
+trainer = SFTTrainer(model=model_args.model_name_or_path, args=training_args, train_dataset=dataset["train"])
+trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+"""
+# the same script handing nothing on where sweepgen sees it: a name copied first, no resume
+_OWN_SFT_UNSEEN = """from datasets import load_dataset
+from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+from transformers import Trainer
+
+parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+script_args, training_args, model_args = parser.parse_args_and_config()
+name = script_args.dataset_name
+dataset = load_dataset(name)
+model = model_args.model_name_or_path
+Trainer(model=model, args=training_args, train_dataset=dataset["train"]).train()
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "flags", "said"),
+    [
+        ({"dataset_name": "./data/prefs"}, "", "dataset_name './data/prefs' is no folder of"),
+        ({"dataset_name": "./data/prefers"}, "--dataset_name ./data/prefs", "dataset_name './data/prefs'"),
+        ({"dataset_name": "./data/prefers", "dataset_config": "nope"}, "", "dataset_config is 'nope'"),
+        ({"model_name_or_path": "./models/qwne"}, "", "model_name_or_path './models/qwne' is no folder"),
+        ({"resume_from_checkpoint": True}, "", "holds no checkpoint-N folder"),
+        ({"chat_template_path": "chat.jinja"}, "", "chat_template_path 'chat.jinja' is no file here"),
+    ],
+)
+def test_a_script_of_one_s_own_handing_fields_on_as_trl_s_scripts_is_judged_as_they_are(
+    tmp_path, monkeypatch, extra, flags, said
+):
+    """A script built as TRL's sft.py (TrlParser((ScriptArguments, SFTConfig, ModelConfig)), then
+    load_dataset, SFTTrainer(model=...), train(resume_from_checkpoint=...)) fails at each run's start
+    where TRL's sft.py would: the same checks refuse its values (the command line's over the config's)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "prefers").mkdir(parents=True)
+    Path("train.py").write_text(_OWN_SFT + "raise SystemExit(9)\n")
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=f"{shlex.quote(sys.executable)} train.py --config {{config}} {flags}")
+    assert code == 2, output
+    assert said in output and "Traceback" not in output
+    assert ("--command" in output) is bool(flags) and (bool(flags) or "generated/t/beta1.yaml:" in output)
+
+
+def test_a_script_of_one_s_own_not_seen_handing_fields_on_says_them_not_checked(tmp_path, monkeypatch):
+    """transformers' Trainer.train() resumes from nothing unless told (it reads no args.
+    resume_from_checkpoint), and a name copied to a variable first is not followed: nothing is
+    refused that the script would run, and the fields are named as not checked, never passed in silence."""
+    monkeypatch.chdir(tmp_path)
+    Path("train.py").write_text(_OWN_SFT_UNSEEN + "raise SystemExit(9)\n")
+    extra = {"dataset_name": "./data/prefs", "resume_from_checkpoint": True, "reward_funcs": ["r.f"]}
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=f"{shlex.quote(sys.executable)} train.py --config {{config}}")
+    assert code == 0, output
+    said = (
+        "warning: train.py: not checked before the runs: dataset_name, resume_from_checkpoint, reward_funcs"
+    )
+    assert said in output
+    assert output.count("not checked before the runs") == 1

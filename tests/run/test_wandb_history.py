@@ -4,6 +4,7 @@ wandb's own protobuf classes; a step is the HF Trainer's `train/global_step`."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import struct
 import sys
@@ -70,6 +71,10 @@ def test_report_reads_an_offline_wandb_run_without_metric(tmp_path, monkeypatch)
     assert ran.exit_code == 0, ran.output
     assert list(Path("runs/t/beta1").glob("wandb/offline-run-*/run-*.wandb")), "not in the run folder"
     assert not Path("wandb").exists()  # not one ./wandb/ for every run
+    status = CliRunner().invoke(main, ["status", "generated/t"])
+    assert status.exit_code == 0, status.output
+    steps = [row.split("│")[7].strip() for row in status.stdout.splitlines() if row.startswith("│ beta")]
+    assert steps == ["30", "30"], status.stdout  # W&B's step alone: no trainer state, no TensorBoard
     report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
     assert report.exit_code == 0, report.output
     assert "reporting `train/reward`" in report.stderr
@@ -162,3 +167,54 @@ def test_a_logged_value_nested_ten_thousand_deep_is_left_out(tmp_path):
     path.write_bytes(_HEADER + _chunk(2, body[:room]) + _chunk(4, body[room:]))
     rows = wandb_history.rows(wandb_history.files(tmp_path / "run"))
     assert [{k: v for k, v in row.items() if k != "step"} for row in rows] == [{"acc": 0.5}]
+
+
+def _log_file(bodies: list[bytes]) -> bytes:
+    """A `.wandb` file of ``bodies`` as wandb's writer frames them: 32 KiB blocks, a record split
+    FIRST/MIDDLE/LAST across them, a block's tail under a chunk header padded with zeros."""
+    data = bytearray(_HEADER)
+    for body in bodies:
+        left, first = body, True
+        while True:
+            room = _BLOCK - len(data) % _BLOCK
+            if room < 7:
+                data += b"\0" * room
+                continue
+            piece, left = left[: room - 7], left[room - 7 :]
+            kind = (1 if not left else 2) if first else (4 if not left else 3)
+            data += _chunk(kind, piece)
+            first = False
+            if not left:
+                break
+    return bytes(data)
+
+
+@pytest.mark.train  # wandb's protobuf classes: the track extra, in the full lane
+def test_status_reads_the_step_from_a_wandb_file_s_last_blocks_alone(tmp_path):
+    """`status` showed `-/N` for a `trl grpo` run logging to W&B alone (report_to wandb,
+    save_strategy "no": no trainer state, no TensorBoard), while `report` read its steps. The step
+    comes from the file's last blocks (a long run's file is large): a record begun in an earlier
+    block is left out there, never parsed from its middle."""
+    from wandb.proto import wandb_internal_pb2
+
+    from sweepgen.run.logs import wandb_history
+
+    def history(step: int, filler: int) -> bytes:
+        record = wandb_internal_pb2.Record()
+        for key, value in (("train/global_step", step), ("_timestamp", 1000 + step), ("pad", "x" * filler)):
+            item = record.history.item.add()
+            item.key, item.value_json = key, json.dumps(value)
+        return record.SerializeToString()
+
+    # records of 1.5 blocks each: every block (the tail's first too) starts inside one
+    bodies = [history(step, 49_000) for step in range(1, 41)]
+    path = tmp_path / "run" / "wandb" / "offline-run-1" / "run-x.wandb"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_log_file(bodies))
+    assert path.stat().st_size > 4 * wandb_history._TAIL_BYTES  # read from its end, not whole
+    assert wandb_history.last_step(tmp_path / "run", None) == 40
+    assert [r["step"] for r in wandb_history.rows(wandb_history.files(tmp_path / "run"))][-1] == 40
+    assert (
+        wandb_history.last_step(tmp_path / "run", path.stat().st_mtime_ns + 1) is None
+    )  # an older attempt's
+    assert wandb_history.last_step(tmp_path / "none", None) is None

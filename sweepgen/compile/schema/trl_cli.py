@@ -185,7 +185,7 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
     props, required = _class_fields(classes)
     guarded = [
         *code_choices.close_strings(props, [c.__module__ for c in classes]),
-        *trl_raises.refused(props),
+        *trl_raises.refused(props, trl_raises.lineage(*classes)),
     ]
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():

@@ -22,7 +22,13 @@ def from_hugging_face(cls: type) -> bool:
 
 def class_rules(cls: type, props: dict[str, Any]) -> list[dict[str, Any]]:
     """``refused`` for a Hugging Face class's ``props`` (its export); none for any other class."""
-    return refused(props) if from_hugging_face(cls) else []
+    return refused(props, lineage(cls)) if from_hugging_face(cls) else []
+
+
+def lineage(*classes: type) -> frozenset[str]:
+    """The names of the classes ``classes`` are (their bases too): a rule of one TRL class's
+    ``__post_init__`` holds for its subclasses, which run it (``super().__post_init__()``)."""
+    return frozenset(c.__name__ for cls in classes for c in cls.__mro__)
 
 
 def validator_schema(cls: type, fields: Collection[str]) -> dict[str, Any] | None:
@@ -31,7 +37,7 @@ def validator_schema(cls: type, fields: Collection[str]) -> dict[str, Any] | Non
     if not from_hugging_face(cls):
         return None
     props: dict[str, Any] = {name: {} for name in fields}
-    rules = refused(props)
+    rules = refused(props, lineage(cls))
     held = {name: prop for name, prop in props.items() if prop}
     return {"type": "object", "properties": held, "allOf": rules} if held or rules else None
 
@@ -163,13 +169,95 @@ _PADDING_FREE: list[dict[str, Any]] = [
 ]
 
 
-def refused(props: dict[str, Any]) -> list[dict[str, Any]]:
+# GRPOConfig's and RLOOConfig's own __post_init__ (not SDFT's or another class's with the same
+# generation keys): auto_find_batch_size would halve the batch on an out-of-memory error, breaking the
+# whole prompt groups, so both refuse it at each run's start
+_AUTO_FIND_BATCH: dict[str, Any] = {
+    "properties": {
+        "auto_find_batch_size": {
+            "not": {
+                "const": True,
+                "$comment": "GRPO and RLOO refuse auto_find_batch_size (halving the batch on out-of-memory "
+                "breaks the prompt groups): set it false and lower per_device_train_batch_size instead",
+            }
+        }
+    }
+}
+# GRPOConfig's own __post_init__: completions go to the Hub only when they are logged
+_HUB_REPO_NEEDS_LOG: dict[str, Any] = {
+    "if": {
+        "properties": {
+            "log_completions_hub_repo": {"type": "string"},
+            "log_completions": {"not": {"const": True}},
+        },
+        "required": ["log_completions_hub_repo"],
+    },
+    "then": {
+        "properties": {
+            "log_completions_hub_repo": {
+                "not": {
+                    "type": "string",
+                    "$comment": "GRPO uploads completions only when log_completions is true (unset: false): "
+                    "add `log_completions: true`, or remove log_completions_hub_repo",
+                }
+            }
+        }
+    },
+}
+# GRPOConfig's own __post_init__: a `*_truncate` importance-sampling mode clips from below or above;
+# with both bounds null (clip_max's default is 3.0) and the correction on (its default) it raises
+_TRUNCATE_NEEDS_A_BOUND: dict[str, Any] = {
+    "if": {
+        "properties": {
+            "vllm_importance_sampling_mode": {"enum": ["token_truncate", "sequence_truncate"]},
+            "vllm_importance_sampling_clip_max": {"type": "null"},
+            "vllm_importance_sampling_clip_min": {"type": "null"},
+            "vllm_importance_sampling_correction": {"not": {"const": False}},
+        },
+        "required": ["vllm_importance_sampling_mode", "vllm_importance_sampling_clip_max"],
+    },
+    "then": {
+        "properties": {
+            "vllm_importance_sampling_clip_max": {
+                "not": {
+                    "type": "null",
+                    "$comment": "a *_truncate vllm_importance_sampling_mode needs "
+                    "vllm_importance_sampling_clip_min or vllm_importance_sampling_clip_max set (GRPO "
+                    "raises at each run's start): give clip_max a number (its default is 3.0)",
+                }
+            }
+        }
+    },
+}
+# class name -> (the keys its rules read, the rules): what that class's own __post_init__ raises
+_CLASS_RULES: dict[str, tuple[frozenset[str], list[dict[str, Any]]]] = {
+    "GRPOConfig": (
+        frozenset({"log_completions_hub_repo", "log_completions", "vllm_importance_sampling_mode"}),
+        [_HUB_REPO_NEEDS_LOG, _TRUNCATE_NEEDS_A_BOUND],
+    ),
+}
+_GENERATION_CLASSES = frozenset({"GRPOConfig", "RLOOConfig"})
+
+
+def refused(props: dict[str, Any], classes: Collection[str] = ()) -> list[dict[str, Any]]:
     """What TRL, transformers or PEFT refuse that the types do not say: ``lora_target_modules``'s
-    forms (set on its property), and the rules across fields the schema holds."""
+    forms (set on its property), the rules across fields the schema holds, and those of the
+    ``__post_init__`` of the TRL classes named in ``classes`` (lineage: the classes and their bases)."""
     if "lora_target_modules" in props:
         props["lora_target_modules"]["not"] = _COMMA_LIST
         held = props["lora_target_modules"].setdefault("allOf", [])
         held.extend([] if {"not": _ONE_LAYER_NAME} in held else [{"not": _ONE_LAYER_NAME}])  # once
     best = _BEST_MODEL if set(props) >= _BEST_KEYS else []
     padding_free = _PADDING_FREE if set(props) >= _PADDING_FREE_KEYS else []
-    return [*best, *(_GENERATION if set(props) >= _GENERATION_KEYS else []), *padding_free]
+    generation = _GENERATION if set(props) >= _GENERATION_KEYS else []
+    return [*best, *generation, *padding_free, *_of_classes(props, classes)]
+
+
+def _of_classes(props: dict[str, Any], classes: Collection[str]) -> list[dict[str, Any]]:
+    """The rules of the named classes' own ``__post_init__`` whose keys the schema holds."""
+    auto_find = "auto_find_batch_size" in props and bool(_GENERATION_CLASSES & set(classes))
+    rules = [_AUTO_FIND_BATCH] if auto_find else []
+    for name in sorted(set(classes) & _CLASS_RULES.keys()):
+        keys, held = _CLASS_RULES[name]
+        rules += held if set(props) >= keys else []
+    return rules

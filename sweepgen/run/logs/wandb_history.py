@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
+import os
 import stat
 import struct
 import zlib
@@ -110,25 +112,81 @@ def _check_sizes(paths: list[Path]) -> None:
             )
 
 
-def records(data: bytes, path: Path) -> Iterator[bytes]:
-    """Every whole record of a ``.wandb`` file's bytes; a cut or damaged chunk ends the file."""
+def records(data: bytes, path: Path, *, tail: bool = False) -> Iterator[bytes]:
+    """Every whole record of a ``.wandb`` file's bytes; a cut or damaged chunk ends the file.
+    ``tail``: the bytes start at a block of the file past its first (``last_step``), where a record
+    begun in an earlier block is left out (its chunks there are its middle and end only)."""
     if not data:
         return  # gone since it was listed, or nothing written yet
-    _check_header(data, path)
-    parts = bytearray()
-    for kind, body in _chunks(data):
-        if kind in (_FULL, _FIRST):
-            parts = bytearray(body)
-        elif kind in (_MIDDLE, _LAST):
-            parts += body
-        if kind in (_FULL, _LAST):
+    if not tail:
+        _check_header(data, path)
+    parts: bytearray | None = None
+    for kind, body in _chunks(data, 0 if tail else len(_HEADER)):
+        parts = bytearray(body) if kind in (_FULL, _FIRST) else _continued(parts, body)
+        if kind in (_FULL, _LAST) and parts is not None:
             yield bytes(parts)
+            parts = None
 
 
-def _chunks(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """(kind, body) of each whole chunk after the header, in order, up to the first cut or damaged
-    one; a record may span chunks (``records`` joins them)."""
-    index = len(_HEADER)
+def _continued(parts: bytearray | None, body: bytes) -> bytearray | None:
+    """A record's chunks so far and its next; None for a record whose start was not read."""
+    return None if parts is None else parts + body
+
+
+def last_step(run_dir: Path, since_ns: int | None) -> int | None:
+    """The step of the last history row of the run's newest ``.wandb`` file written since
+    ``since_ns`` (None: any), read from the file's last blocks alone (`status` asks twice a second,
+    and a long run's file is large): display only, `report` reads the whole history. None without
+    such a file or row in those blocks, or without wandb installed (whose classes parse records)."""
+    newest = _newest(run_dir, since_ns)
+    try:
+        stamped = _tail_rows(newest) if newest is not None else []
+    except (UserError, OSError):  # RunFileError is a UserError: a damaged record shows no step
+        return None
+    step = max(stamped, key=lambda row: row[0])[1]["step"] if stamped else None
+    return int(step) if isinstance(step, (int, float)) and math.isfinite(step) else None
+
+
+def _newest(run_dir: Path, since_ns: int | None) -> Path | None:
+    """The run's newest regular ``.wandb`` file written since ``since_ns`` (None: any)."""
+    dated = [(runfs.lstat(p).st_mtime_ns, p) for p in files(run_dir) if _regular(p)]
+    newest = max((d for d in dated if since_ns is None or d[0] >= since_ns), default=None)
+    return newest[1] if newest is not None else None
+
+
+def _tail_rows(path: Path) -> list[tuple[float, dict[str, Any]]]:
+    """The stamped history rows whole in the file's last blocks."""
+    record_class = _record_class(path)
+    start, data = _last_blocks(path)
+    found = [_parsed(record_class, chunk, path) for chunk in records(data, path, tail=start > 0)]
+    return [row for r in found if r.WhichOneof("record_type") == "history" for row in _row(r.history)]
+
+
+_TAIL_BYTES = 8 * _BLOCK  # what last_step reads of a file: its last blocks
+
+
+def _last_blocks(path: Path) -> tuple[int, bytes]:
+    """(the offset, a block's start, and the bytes) of the file's last ``_TAIL_BYTES`` or so."""
+    fd = runfs.open_file(path, os.O_RDONLY, printed=True)  # never through a link (runfs)
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - _TAIL_BYTES) // _BLOCK * _BLOCK
+        os.lseek(fd, start, os.SEEK_SET)
+        return start, os.read(fd, size - start)
+    finally:
+        os.close(fd)
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(runfs.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _chunks(data: bytes, index: int) -> Iterator[tuple[int, bytes]]:
+    """(kind, body) of each whole chunk from ``index`` (after the header, or a block's start), in
+    order, up to the first cut or damaged one; a record may span chunks (``records`` joins them)."""
     while index + _CHUNK.size <= len(data):
         left = _BLOCK - index % _BLOCK
         if left < _CHUNK.size:

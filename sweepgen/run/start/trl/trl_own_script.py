@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sweepgen.errors import UserError
@@ -38,7 +38,6 @@ _CLASSES = {
     "RewardConfig": "reward",
     "DistillationConfig": "distillation",
 }
-_JUDGED = frozenset({"grpo", "rloo"})  # the classes whose own refusals the start checks know
 _MAX_SOURCE_BYTES = 1 << 20
 
 
@@ -49,14 +48,83 @@ READS_BOTH, READS_ARGV, READS_FILE = "command line over config", "command line",
 _FILE_READERS = frozenset({"parse_yaml_file", "parse_json_file", "parse_dict"})
 
 
-def parsed_class(command: Sequence[str]) -> tuple[str, str, str] | None:
+# the fields of TRL's script arguments and config classes that TRL's own scripts' start checks
+# judge: judged for a script of one's own only where it is seen to hand them on (``handed``)
+CHECKED = frozenset({"dataset_name", "dataset_config", "datasets", "model_name_or_path"}) | frozenset(
+    {"resume_from_checkpoint", "chat_template_path", "reward_funcs"}
+)
+_TEMPLATE_TRAINERS = frozenset({"SFTTrainer", "RewardTrainer"})  # read args.chat_template_path
+
+
+def parsed_class(command: Sequence[str]) -> tuple[str, str, str, frozenset[str]] | None:
     """(the TRL command whose config class the command's own script parses, the script's word in
-    the command, what its parser reads: READS_BOTH, READS_ARGV or READS_FILE) for a GRPO or RLOO
-    config; None otherwise."""
+    the command, what its parser reads: READS_BOTH, READS_ARGV or READS_FILE, the fields it is
+    seen to hand on: ``handed``) for a script parsing one TRL config class; None otherwise."""
     word = next((w for w in command[1:] if w.endswith(".py")), "")
-    names = _names(_parsed(word)) if word else set()
+    tree = _parsed(word) if word else None
+    names = _names(tree)
     command_of = _one_class(names)
-    return (command_of, word, _reads(names)) if command_of and names & _PARSERS else None
+    if not command_of or not names & _PARSERS:
+        return None
+    return command_of, word, _reads(names), handed(tree)
+
+
+def handed(tree: ast.Module | None) -> frozenset[str]:
+    """The fields of ``CHECKED`` the script's text hands on as TRL's scripts do (the module's
+    docstring): an attribute of that name (``script_args.dataset_name``) at the argument's place."""
+    found: set[str] = set()
+    for node in ast.walk(tree or ast.Module(body=[], type_ignores=[])):
+        if isinstance(node, ast.Call):
+            found |= _call_hands(node)
+    return frozenset(found)
+
+
+def _call_hands(call: ast.Call) -> set[str]:
+    """The fields one call hands on: at (position, keyword) of a callee the checks know."""
+    func = _spelled(call.func)
+    if func == "load_dataset":
+        return _dataset_handed(call)
+    return {name for name, hands in _HANDS.items() if hands(func, call)}
+
+
+def _dataset_handed(call: ast.Call) -> set[str]:
+    """``load_dataset(script_args.dataset_name, name=script_args.dataset_config)``."""
+    if _field(call, 0, "path") != "dataset_name":
+        return set()
+    return {"dataset_name", *(("dataset_config",) if _field(call, 1, "name") == "dataset_config" else ())}
+
+
+def _model_handed(func: str, call: ast.Call) -> bool:
+    """``from_pretrained(model_args.model_name_or_path)``, ``XTrainer(model=model_args....)``."""
+    if func == "from_pretrained":
+        return _field(call, 0, "pretrained_model_name_or_path") == "model_name_or_path"
+    return func.endswith("Trainer") and _field(call, 0, "model") == "model_name_or_path"
+
+
+# a field -> whether a call (its callee's name, the call) hands it on
+_HANDS: dict[str, Callable[[str, ast.Call], bool]] = {
+    "datasets": lambda func, _: func == "get_dataset",  # trl.get_dataset: a DatasetMixtureConfig's
+    "model_name_or_path": _model_handed,
+    "chat_template_path": lambda func, _: func in _TEMPLATE_TRAINERS,
+    "resume_from_checkpoint": lambda func, call: (
+        func == "train" and _field(call, None, "resume_from_checkpoint") == "resume_from_checkpoint"
+    ),
+}
+
+
+def _field(call: ast.Call, position: int | None, keyword: str) -> str:
+    """The attribute name the call's argument at ``position`` or ``keyword`` spells ('' otherwise)."""
+    given = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if given is None and position is not None and _placed(call, position):
+        given = call.args[position]
+    return given.attr if isinstance(given, ast.Attribute) else ""
+
+
+def _placed(call: ast.Call, position: int) -> bool:
+    """Whether the call has an argument at ``position`` that no ``*args`` before it may shift."""
+    return len(call.args) > position and not any(
+        isinstance(a, ast.Starred) for a in call.args[: position + 1]
+    )
 
 
 def _reads(names: set[str]) -> str:
@@ -68,9 +136,9 @@ def _reads(names: set[str]) -> str:
 
 
 def _one_class(names: set[str]) -> str | None:
-    """The TRL command of the one TRL config class ``names`` holds, if it is GRPO's or RLOO's."""
+    """The TRL command of the one TRL config class ``names`` holds."""
     classes = {_CLASSES[name] for name in names & _CLASSES.keys()}
-    return classes.pop() if len(classes) == 1 and classes <= _JUDGED else None
+    return classes.pop() if len(classes) == 1 else None
 
 
 def _names(tree: ast.Module | None) -> set[str]:

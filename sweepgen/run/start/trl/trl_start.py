@@ -26,6 +26,7 @@ was read from (a missing dataset folder reads ``dataset_name``, whatever else th
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,7 +199,8 @@ class _Context:
     gpus_each: int | None
     flags: Mapping[str, str | None]
     local: bool
-    own: tuple[str, str] | None = None  # a script of the person's own: its word, what its parser reads
+    # a script of the person's own: its word, what its parser reads, the fields it hands on
+    own: tuple[str, str, frozenset[str]] | None = None
     warn: trl_dataset.Warn | None = None  # a judgment not made (a Slurm node's cache), said once
 
 
@@ -211,7 +213,7 @@ def _context(
     note: Note | None = None,
 ) -> _Context | None:
     """The TRL context of runs of ``command``: TRL's script, or a script of the person's own parsing
-    TRL's GRPO or RLOO config (trl_own_script); None when the command runs neither."""
+    TRL's config class (trl_own_script); None when the command runs neither."""
     warn = _once(note) if note is not None else None
     script = trl_script(command)
     if script is not None:
@@ -283,35 +285,68 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
 
 
 def _judge_own(
-    context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], word: str, reads: str
+    context: _Context,
+    configs: Sequence[tuple[RunTask, Mapping[str, Any]]],
+    word: str,
+    reads: str,
+    handed: frozenset[str],
 ) -> None:
     """The runs of a person's own script parsing TRL's config class: what that class (its generation
     batch) and transformers (bf16 without a GPU) refuse, the config as its parser reads it
     (``TrlParser``: the command line's values over the config's; ``parse_args_into_dataclasses``
-    alone: the command line's values alone, the rendered config read by no one)."""
+    alone: the command line's values alone, the rendered config read by no one); and the fields the
+    script is seen to hand on (trl_own_script.handed) as TRL's scripts' are judged, the others said
+    not checked."""
     command, script = context.command, context.script
     given = trl_flags.given(command, script, after=word) if reads != trl_own_script.READS_FILE else {}
     if reads == trl_own_script.READS_ARGV:
         configs = [(task, {}) for task, _ in configs]
+    read = [(task, trl_flags.merged(config, given)) for task, config in configs]
+    _judge_own_batches(context, read, given)
+    _not_seen(context, read, word, handed)
+    kept = {k: v for k, v in context.flags.items() if _seen(k, handed)}
+    seen = [(task, {k: v for k, v in config.items() if _seen(k, handed)}) for task, config in read]
+    _judge_here(dataclasses.replace(context, flags=kept), seen, given)
+
+
+def _judge_own_batches(
+    context: _Context, read: Sequence[tuple[RunTask, Mapping[str, Any]]], given: Mapping[str, Any]
+) -> None:
+    """The generation batch of each run of a person's own script (its config as read)."""
+    command = context.command
     counts = trl_processes.launch_counts(command)
     cpu_here = context.local and context.gpus_each is None and trl_precision.no_accelerator()
     here = installed_source.same_environment(command)  # the classes installed here are the run's
-    read = [(task, trl_flags.merged(config, given)) for task, config in configs]
     for task, config in read:
         processes = _processes(config, counts, command, context.gpus_each, cpu_here)
         with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
             trl_generation.judge(
-                context.sweep_dir, task, config, script, processes, defaults=here, given=given
+                context.sweep_dir, task, config, context.script, processes, defaults=here, given=given
             )
-    if cpu_here and here:
-        _judge_precision(context, read)
 
 
-def _judge_precision(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
-    """bf16 on this machine, which has no GPU (trl_precision)."""
-    for task, config in configs:
-        with _reading("bf16", "fp16", "use_cpu"):
-            trl_precision.judge(context.sweep_dir, task, config, context.flags)
+def _seen(key: str, handed: frozenset[str]) -> bool:
+    """Whether a person's script is seen to hand ``key`` on where TRL's scripts' checks judge it."""
+    return key in handed or key not in trl_own_script.CHECKED
+
+
+def _not_seen(
+    context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], word: str, handed: frozenset[str]
+) -> None:
+    """A warning naming the fields the runs set that TRL's scripts' checks would judge and a
+    person's ``word`` script is not seen to hand on: not checked, said so."""
+    unseen = sorted(
+        {key for _, config in configs for key, value in config.items() if not _seen(key, handed) and value}
+    )
+    if unseen and context.warn is not None:
+        context.warn(
+            Location(word),
+            f"not checked before the runs: {', '.join(unseen)} (your script is read, never run, and "
+            "is not seen to hand them on as TRL's own scripts do, e.g. load_dataset(script_args."
+            "dataset_name), from_pretrained(model_args.model_name_or_path), trainer.train("
+            "resume_from_checkpoint=training_args.resume_from_checkpoint), so a value TRL's scripts "
+            "would refuse is not refused here)",
+        )
 
 
 def _processes(
