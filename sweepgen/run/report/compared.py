@@ -32,7 +32,7 @@ def best_warning(mode: str) -> str:
 # items) differ at best: 17.35% of such arms (eval noise 2x, 3 seeds, 20 evaluations) were called
 # different at 0.05 (benchmarks/RESULTS.md §39), and no test of the best values alone can tell the
 # noise from the configuration.
-AT_BEST_START = "--at best compares each run's best logged value"  # page.js reads the reason by it
+AT_BEST_START = "--at best compares each run's best logged value"  # undecided.py reads the reason by it
 AT_BEST_REASON = (
     f"{AT_BEST_START}, and the best of noisier evaluations is higher "
     "(lower with --mode min) whatever the configuration: arms of one true curve whose evaluations "
@@ -61,7 +61,7 @@ def no_verdict_at_best(statistics: stats.Statistics) -> stats.Statistics:
     return replace(statistics, comparisons=comparisons)
 
 
-WINDOW_START = "the runs of these two groups logged"  # page.js reads the reason by it, as AT_BEST_START
+WINDOW_START = "the runs of these two groups logged"  # undecided.py reads the reason by it, as AT_BEST_START
 WINDOW_REASON = (
     WINDOW_START + " `{metric}` at different intervals, so their last {k} values "
     "reach back to different steps (a mean reaching back further holds earlier values): a difference "
