@@ -7,8 +7,8 @@ Parts (``--part``):
   run's level): each run's final value, its best over the evaluations and the mean of its last 5,
   compared by ``stats.compare``: the best's bias over the true final value and how often the arms
   are called different, with equal eval noise and with one arm's eval noise twice the other's;
-- ``lengths``: two arms of one rising curve, every run of one arm stopped at step 30 of 40 (or one
-  seed of it): how often ``stats.compare`` calls them different at the final value and at last:5
+- ``lengths``: two arms of one rising curve, every run of one arm stopped at step 30 or 20 of 40
+  (or one seed of it at 20): how often ``stats.compare`` calls them different at the final value and at last:5
   (what `report` said before this round: a warning, and the verdict);
 - ``ties``: accuracies on a grid (a count out of 50 or 10 eval items), two arms alike: how often
   either is called, how often a difference interval (or a group's) has zero width, what the group
@@ -34,7 +34,9 @@ SEEDS = (2, 3, 5)
 
 
 def _called(a: list[float], b: list[float], methods: stats.Methods | None = None) -> stats.Comparison:
-    s = stats.compare([("base", b), ("arm", a)], baseline="base", mode="max", methods=methods, seeds_needed=False)
+    s = stats.compare(
+        [("base", b), ("arm", a)], baseline="base", mode="max", methods=methods, seeds_needed=False
+    )
     return s.comparisons[0]
 
 
@@ -55,7 +57,9 @@ def _best(reps: int) -> None:
                 base, arm = _curves(rng, n, 20, 0.05), _curves(rng, n, 20, 0.05 * ratio)
                 truth = 1 - np.exp(-4.0)
                 bias.append(arm.max(axis=1).mean() - truth)
-                for j, pick in enumerate((lambda x: x[:, -1], lambda x: x.max(axis=1), lambda x: x[:, -5:].mean(axis=1))):
+                for j, pick in enumerate(
+                    (lambda x: x[:, -1], lambda x: x.max(axis=1), lambda x: x[:, -5:].mean(axis=1))
+                ):
                     calls[j] += _called(list(pick(arm)), list(pick(base))).verdict in CALLED
             rates = " | ".join(f"{c / reps:.2%}" for c in calls)
             print(f"{n} | {ratio:g}x | {np.mean(bias):+.3f} | {rates}")
@@ -63,18 +67,21 @@ def _best(reps: int) -> None:
 
 def _lengths(reps: int) -> None:
     rng = np.random.default_rng(152)
-    print("seeds | stopped at step 30 of 40 | called: final | called: last:5")
+    print("seeds | the arm's runs stopped at | true gap (seed sds) | called: final | called: last:5")
+    truth = 1 - np.exp(-np.arange(1, 41) / 10)
     for n in SEEDS:
-        for which in ("every run of the arm", "one seed of the arm"):
+        for stop, which in ((30, "every"), (20, "every"), (20, "one")):
             calls = np.zeros(2)
             for _ in range(reps):
                 base, arm = _curves(rng, n, 40, 0.02), _curves(rng, n, 40, 0.02)
-                cut = [30] * n if which.startswith("every") else [30] + [40] * (n - 1)
+                cut = [stop] * n if which == "every" else [stop] + [40] * (n - 1)
                 finals = [arm[i, c - 1] for i, c in enumerate(cut)]
                 lasts = [arm[i, c - 5 : c].mean() for i, c in enumerate(cut)]
                 calls[0] += _called(finals, list(base[:, -1])).verdict in CALLED
                 calls[1] += _called(lasts, list(base[:, -5:].mean(axis=1))).verdict in CALLED
-            print(f"{n} | {which} | {calls[0] / reps:.2%} | {calls[1] / reps:.2%}")
+            gap = (truth[-1] - truth[stop - 1]) / 0.05
+            runs = f"step {stop} of 40 ({'every run' if which == 'every' else 'one seed'})"
+            print(f"{n} | {runs} | {gap:.2f} | {calls[0] / reps:.2%} | {calls[1] / reps:.2%}")
 
 
 def _ties(reps: int) -> None:
@@ -90,7 +97,13 @@ def _ties(reps: int) -> None:
                 called = zero = cover = have = tied = 0
                 for _ in range(reps):
                     a, b = (list(rng.binomial(items, p, n) / items) for _ in range(2))
-                    s = stats.compare([("base", b), ("arm", a)], baseline="base", mode="max", methods=bounded, seeds_needed=False)
+                    s = stats.compare(
+                        [("base", b), ("arm", a)],
+                        baseline="base",
+                        mode="max",
+                        methods=bounded,
+                        seeds_needed=False,
+                    )
                     c = s.comparisons[0]
                     called += c.verdict in CALLED
                     zero += c.low is not None and c.high is not None and c.high - c.low == 0
@@ -109,7 +122,9 @@ def _ties(reps: int) -> None:
 def _two_tied(items: int, p: float) -> str:
     """What the report prints for a 2-seed group whose runs tie at the grid value nearest p."""
     v = round(p * items) / items
-    s = stats.compare([("base", [v, v]), ("arm", [v, v + 1 / items])], baseline="base", mode="max", seeds_needed=False)
+    s = stats.compare(
+        [("base", [v, v]), ("arm", [v, v + 1 / items])], baseline="base", mode="max", seeds_needed=False
+    )
     g = {x.name: x for x in s.groups}["base"]
     c = s.comparisons[0]
     return f"group ({g.low}, {g.high}), diff {c.verdict} [{c.low}, {c.high}]"
@@ -132,7 +147,9 @@ def _looks(reps: int) -> None:
                 earlier += int((b < a).sum())
                 total += a.size
         levels = f"{old.level(schedule):.4f} / {looks_level.level(schedule):.4f}"
-        print(f"{per_round} a round to {top} | {differ / total:.2%} | {earlier / max(differ, 1):.0%} | {levels}")
+        print(
+            f"{per_round} a round to {top} | {differ / total:.2%} | {earlier / max(differ, 1):.0%} | {levels}"
+        )
 
 
 def _old_model():  # type: ignore[no-untyped-def]

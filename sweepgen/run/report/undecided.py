@@ -28,9 +28,9 @@ def for_comparison(c: Comparison, bounds: tuple[float, float] | None) -> list[st
 
 def bias_only(c: Comparison) -> bool:
     """--at best's "cannot decide" (compared.AT_BEST_REASON), or --at last:K's over runs logged at
-    different intervals (compared.WINDOW_REASON): a bias, which more seeds do not remove, so no count
-    of them is said."""
-    return (c.reason or "").startswith((AT_BEST_START, WINDOW_START))
+    different intervals (compared.WINDOW_REASON), or runs of different lengths (compared.LENGTH_REASON):
+    a bias, which more seeds do not remove, so no count of them is said."""
+    return (c.reason or "").startswith((AT_BEST_START, WINDOW_START))  # LENGTH_REASON starts as WINDOW
 
 
 def seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) -> str:
