@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the comma
 
     from sweepgen.run.report.collect import RunRecord
     from sweepgen.run.report.make import Outcome, Request
-    from sweepgen.run.report.stats.verdicts import Comparison, Statistics
+    from sweepgen.run.report.stats.verdicts import Statistics
     from sweepgen.run.report.stats_files import StatsRow
 
 
@@ -212,9 +212,9 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
     """What cannot be decided and why, and how many seeds would decide, one sentence per comparison."""
     statistics = outcome.statistics
     assert statistics is not None
-    out = outcome.caveats()
-    for c in statistics.comparisons:
-        out += _undecided_sentences(c, statistics.methods.bounds)
+    from sweepgen.run.report import undecided
+
+    out = [*outcome.caveats(), *undecided.sentences(statistics)]
     interval = statistics.methods.describe()
     from sweepgen.run.report.stats.verdicts import bootstrap_coverage
 
@@ -227,66 +227,6 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
             "they can disagree; the verdict follows the test"
         )
     return out
-
-
-def _undecided_sentences(c: Comparison, bounds: tuple[float, float] | None) -> list[str]:
-    """Why a comparison cannot be decided, then how many seeds would decide it: a verdict of no
-    evidence read alone would pass for evidence of no difference."""
-    out = []
-    if c.reason is not None:
-        out.append(f"{c.name}: cannot decide: {c.reason}")
-    if c.verdict in ("no evidence", "cannot decide") and c.test is not None and not _bias_only(c):
-        out.append(_seeds_sentence(c, bounds))
-    return out
-
-
-def _bias_only(c: Comparison) -> bool:
-    """--at best's "cannot decide" (compared.AT_BEST_REASON), or --at last:K's over runs logged at
-    different intervals (compared.WINDOW_REASON): a bias, which more seeds do not remove, so no count
-    of them is said."""
-    from sweepgen.run.report.compared import AT_BEST_START, WINDOW_START
-
-    return (c.reason or "").startswith((AT_BEST_START, WINDOW_START))
-
-
-def _seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) -> str:
-    """An undecided comparison: how many seeds would detect its difference, and what the seeds it
-    has could detect (for a metric in ``bounds``, Welch's test that detects nothing inside them)."""
-    need = (
-        f"about {c.seeds_needed} seeds per group would detect a difference of {_fmt(abs(c.diff))} "
-        f"with 80% power at the spread these seeds show{_spread_top_words(c)}"
-        if c.seeds_needed is not None
-        else "no seed count up to 1,000 would detect the observed difference"
-    )
-    now = (
-        f"; with the seeds it has and the spread they show, the smallest difference detectable with 80% "
-        f"power is {_fmt(c.detectable)}"
-        if c.detectable is not None
-        else ""
-    )
-    from sweepgen.run.report.stats.verdicts import CALIBRATED
-
-    if c.detectable is None and bounds is not None and c.verdict == "no evidence" and c.test == CALIBRATED:
-        # stats._needed dropped a detectable difference as wide as the metric's range or wider
-        now = (
-            f"; with the seeds it has, no difference the metric can take (at most {bounds[1] - bounds[0]:g}) "
-            "is detectable with 80% power"
-        )
-    # a comparison these seeds cannot decide (the permutation test's floor) is not "no evidence yet"
-    status = "no evidence yet" if c.verdict == "no evidence" else "cannot decide with these seeds"
-    return f"{c.name}: {status}: {need} at the adjusted alpha{now}"
-
-
-def _spread_top_words(c: Comparison) -> str:
-    """How many seeds the same power takes if the true spread is at the top of its 80% interval: a
-    spread from 2-5 seeds is itself uncertain (stats.Comparison.seeds_needed_high)."""
-    if c.seeds_needed_high == c.seeds_needed:
-        return ""
-    high = "more than 1,000" if c.seeds_needed_high is None else str(c.seeds_needed_high)
-    return (
-        f" ({high} if the true spread is at the top of its 80% interval: a spread from few seeds is "
-        "uncertain)"
-    )
 
 
 def _interval(low: float | None, high: float | None) -> str:

@@ -73,7 +73,7 @@ def test_a_proportions_detectable_difference_is_one_it_can_take():
     clipped = {c.name: c for c in bounded.comparisons}
     assert plain["arm"].detectable is not None and plain["arm"].detectable > 1  # unbounded: as it is
     assert clipped["arm"].detectable is None and clipped["arm"].seeds_needed == plain["arm"].seeds_needed
-    from sweepgen.cli.report_cmd import _seeds_sentence
+    from sweepgen.run.report.undecided import seeds_sentence as _seeds_sentence
 
     said = _seeds_sentence(clipped["arm"], methods.bounds)
     assert "no difference the metric can take (at most 1) is detectable with 80% power" in said

@@ -54,6 +54,20 @@ def test_runs_that_logged_to_different_last_steps_are_named(cli_cwd, at):
     notes = " ".join(json.loads((cli_cwd / "runs/shaping/statistics.json").read_text())["notes"])
     assert f"1 at step 20 ({SHORT})" in notes
     assert ("--at best compares each run's best logged value" in notes) == (at == "best")
+    # and the comparison holding the short run gives no verdict: a final value at step 20 beside
+    # others at 40 is how long it trained (a warning beside a verdict before: arms of one rising
+    # curve, one stopped short, were called different, RESULTS.md round fifteen); the others keep theirs
+    groups = {
+        g["group"]: g for g in json.loads((cli_cwd / "runs/shaping/statistics.json").read_text())["groups"]
+    }
+    assert groups["coma_lr1e-05"]["verdict"] == "cannot decide"
+    if at != "best":
+        assert groups["coma_lr1e-05"]["reason"].startswith(
+            "the runs of these two groups logged `eval_acc` to different last steps (20, 40)"
+        )
+        assert groups["coma_lr1e-05"]["seeds_needed"] is None  # more seeds do not remove it
+        assert groups["coma_lr0.001"]["verdict"] == "better"
+        assert "which group is best is not tested: the compared runs logged `eval_acc` to different" in notes
 
 
 def test_runs_of_one_length_get_no_steps_warning(cli_cwd):

@@ -26,6 +26,7 @@ def page(cli_cwd):
     )
     assert result.exit_code == 0, result.output
     assert "HTML: runs/shaping/report.html" in result.stdout
+    (cli_cwd / "runs/shaping/stdout.txt").write_text(result.stdout)  # what the terminal said
     return cli_cwd / "runs/shaping/report.html"
 
 
@@ -51,6 +52,7 @@ def test_the_page_is_one_file_that_needs_no_network(page):
     importance = (page.parent / "importance.csv").read_text().splitlines()
     assert importance[0].startswith("parameter,importance_share") and "Random forest" in importance[1]
     assert importance[1].split(",")[0] == "streamer.strategy"  # the strategy moves eval_acc most
+    _the_terminals_numbers_verdicts_and_sentences(page)  # here: one report serves both (CI time)
 
 
 @pytest.mark.browser
@@ -172,3 +174,41 @@ def test_names_reach_the_plots_as_text_never_as_plotly_markup(cli_cwd, chromium)
     assert drawn["links"] == 0 and drawn["styled"] == [], drawn
     assert "<b>bold" in drawn["text"] and "<i>it" in drawn["text"] and LINK in drawn["text"], drawn["text"]
     assert "&lt;" not in drawn["text"] and "&amp;" not in drawn["text"], drawn["text"]
+
+
+def _the_terminals_numbers_verdicts_and_sentences(page):
+    # the page and the terminal read one Statistics, but the page's script wrote its own "seeds
+    # needed" sentences: a proportion's "no difference the metric can take is detectable" was said
+    # in the terminal only. Both now take report/undecided.py's sentences; every number and verdict
+    # the page holds is statistics.json's (the terminal table's rows), every sentence the terminal's
+    said = " ".join((page.parent / "stdout.txt").read_text().split())
+    stats = _data(page.read_text(encoding="utf-8"))["stats"]
+    rows = {r["group"]: r for r in json.loads((page.parent / "statistics.json").read_text())["groups"]}
+    assert {g["name"] for g in stats["groups"]} == set(rows)
+    for g in stats["groups"]:
+        assert (g["n"], g["mean"], g["low"], g["high"]) == tuple(
+            rows[g["name"]][k] for k in ("n", "mean", "ci_low", "ci_high")
+        )
+    keys = ("verdict", "diff", "diff_ci_low", "diff_ci_high", "diff_ci_level", "p", "p_holm")
+    for c in stats["comparisons"]:
+        shown = (c["verdict"], c["diff"], c["low"], c["high"], c["level"], c["p"], c["p_holm"])
+        assert shown == tuple(rows[c["name"]][k] for k in keys)
+        assert f" {c['name']} {c['verdict']} " in said  # the terminal table's row
+    assert stats["undecided"]  # noisy_lr1e-05's "no evidence yet"
+    for line in stats["undecided"]:
+        assert " ".join(line.split()) in said
+
+
+def test_the_pages_sentences_on_an_undecided_proportion_are_the_terminals():
+    # two seeds of an accuracy a side: the detectable difference is past the metric's range, so the
+    # terminal says no difference the metric can take is detectable; the page's script said nothing
+    from sweepgen.run.report import page, undecided
+    from sweepgen.run.report.stats import verdicts as stats
+
+    methods = stats.Methods(bounds=(0.0, 1.0))
+    s = stats.compare(
+        [("base", [0.5, 0.9]), ("arm", [0.6, 0.3])], baseline="base", mode="max", methods=methods
+    )
+    lines = page._stats(s)["undecided"]
+    assert lines == undecided.sentences(s)
+    assert "no difference the metric can take (at most 1) is detectable with 80% power" in lines[-1]

@@ -142,7 +142,7 @@ def test_the_seeds_needed_say_how_uncertain_a_spread_from_few_seeds_makes_them()
     # would detect a difference of |d| with 80% power" rests on the spread of 3 + 3 seeds; at the
     # true spread, N gave |d| under 80% power in half of them (under 50% in 1 in 6). The count at the
     # top of the spread's 80% interval, now printed beside it, reaches 80% in 92-95% (RESULTS.md §33)
-    from sweepgen.cli.report_cmd import _seeds_sentence
+    from sweepgen.run.report.undecided import seeds_sentence as _seeds_sentence
 
     rng = np.random.default_rng(11)
     point, top, seen = [], [], 0

@@ -32,7 +32,7 @@ def best_warning(mode: str) -> str:
 # items) differ at best: 17.35% of such arms (eval noise 2x, 3 seeds, 20 evaluations) were called
 # different at 0.05 (benchmarks/RESULTS.md §39), and no test of the best values alone can tell the
 # noise from the configuration.
-AT_BEST_START = "--at best compares each run's best logged value"  # page.js reads the reason by it
+AT_BEST_START = "--at best compares each run's best logged value"  # undecided.py reads the reason by it
 AT_BEST_REASON = (
     f"{AT_BEST_START}, and the best of noisier evaluations is higher "
     "(lower with --mode min) whatever the configuration: arms of one true curve whose evaluations "
@@ -61,7 +61,8 @@ def no_verdict_at_best(statistics: stats.Statistics) -> stats.Statistics:
     return replace(statistics, comparisons=comparisons)
 
 
-WINDOW_START = "the runs of these two groups logged"  # page.js reads the reason by it, as AT_BEST_START
+# undecided.py reads the reason by it, as AT_BEST_START (LENGTH_REASON starts so too)
+WINDOW_START = "the runs of these two groups logged"
 WINDOW_REASON = (
     WINDOW_START + " `{metric}` at different intervals, so their last {k} values "
     "reach back to different steps (a mean reaching back further holds earlier values): a difference "
@@ -71,12 +72,59 @@ WINDOW_REASON = (
 )
 
 
+LENGTH_REASON = (
+    "the runs of these two groups logged `{metric}` to different last steps ({steps}), so their values "
+    "come from different lengths of training: a difference can be how long a run trained, not its "
+    "configuration (arms of one rising curve, one stopped early, are called different the more often "
+    "the further it stopped short: benchmarks/RESULTS.md, round fifteen); run them to the same step, or "
+    "compare the runs that match (--only)"
+)
+
+
+def no_verdict_across_lengths(
+    statistics: stats.Statistics, report: rep.Report, groups: Sequence[grp.Group]
+) -> stats.Statistics:
+    """``--at final`` or ``--at last:K``: each comparison whose two groups' runs logged the metric to
+    different last steps (steps_warning) is "cannot decide" with the reason (``LENGTH_REASON``): the
+    warning alone left a verdict on runs of one true curve that differ only in how long they ran.
+    Its difference and interval stay, as of the values compared."""
+    if report.objective.at == "best":  # no verdict at all there (no_verdict_at_best)
+        return statistics
+    ends = _ends(_compared(report, groups))
+    members = {g.name: g.members for g in groups}
+
+    def steps(c: stats.Comparison) -> list[int]:
+        names = [*members.get(c.name, ()), *members.get(c.baseline, ())]
+        return sorted({ends[n] for n in names if n in ends})
+
+    comparisons = tuple(
+        replace(
+            c,
+            verdict=stats.UNDECIDABLE,
+            reason=LENGTH_REASON.format(metric=report.objective.metric, steps=", ".join(map(str, found))),
+            seeds_needed=None,
+            seeds_needed_high=None,
+            detectable=None,
+        )
+        if len(found := steps(c)) > 1
+        else c
+        for c in statistics.comparisons
+    )
+    return replace(statistics, comparisons=comparisons)
+
+
 def best_untested(report: rep.Report, groups: Sequence[grp.Group]) -> str | None:
     """Why no test of the values can say which group is best (winner.sentence's ``untested``): at
     ``--at best`` the bias, at ``--at last:K`` runs whose last K values start at different steps
     (None: the values can be tested)."""
     if report.objective.at == "best":
         return AT_BEST_REASON
+    if steps_warning(report, groups):
+        return (
+            f"the compared runs logged `{report.objective.metric}` to different last steps, so a "
+            "difference can be how long a run trained; run them to the same step, or compare the runs "
+            "that match (--only)"
+        )
     k = rep.last_k(report.objective.at)
     if k is None or not window_warning(report, groups):
         return None

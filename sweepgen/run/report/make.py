@@ -177,7 +177,8 @@ def _no_verdict_at_best(
         return None
     if report.objective.at == "best":
         return compared.no_verdict_at_best(statistics)
-    return compared.no_verdict_across_windows(statistics, report, groups)
+    statistics = compared.no_verdict_across_windows(statistics, report, groups)
+    return compared.no_verdict_across_lengths(statistics, report, groups)  # the plainer reason, last
 
 
 def _add_caveats(

@@ -278,18 +278,8 @@
     button.textContent = statsAll ? "show the first " + STATS_ROWS : "show all " + groups.length + " groups (" + shown.length + " shown)";
     const sentences = document.getElementById("stats-sentences");
     sentences.replaceChildren();
-    for (const c of s.comparisons) {
-      if (c.reason) sentences.appendChild(el("div", { class: "note" }, c.name + ": cannot decide: " + c.reason));
-      // --at best's "cannot decide", or --at last:K's over runs logged at different intervals, is a
-      // bias's (report/compared.py): more seeds do not remove it
-      const atBest = c.reason && (c.reason.startsWith("--at best compares") || c.reason.startsWith("the runs of these two groups logged"));
-      if ((c.verdict === "no evidence" || c.verdict === "cannot decide") && c.test && !atBest)
-        sentences.appendChild(el("div", { class: "note" }, c.name + (c.verdict === "no evidence" ? ": no evidence yet: " : ": cannot decide with these seeds: ") +
-          (c.seeds_needed ? "about " + c.seeds_needed + " seeds per group would detect a difference of " + fmt(Math.abs(c.diff)) + " with 80% power at the spread these seeds show" +
-            (c.seeds_needed_high !== c.seeds_needed ? " (" + (c.seeds_needed_high ? c.seeds_needed_high : "more than 1,000") + " if the true spread is at the top of its 80% interval: a spread from few seeds is uncertain)" : "")
-            : "no seed count up to 1,000 would detect the observed difference") + " at the adjusted alpha" +
-          (c.detectable ? "; the smallest difference detectable with 80% power at the current seeds and the spread they show is " + fmt(c.detectable) : "")));
-    }
+    // written once in Python (report/undecided.py), the terminal's sentences word for word
+    for (const line of s.undecided) sentences.appendChild(el("div", { class: "note" }, line));
   }
 
   // -- a search sweep: best-so-far curve, the best trial's diff from the base, the trials -----------

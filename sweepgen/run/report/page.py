@@ -15,6 +15,7 @@ from dataclasses import asdict
 from operator import itemgetter
 from typing import Any
 
+from sweepgen.run.report import undecided
 from sweepgen.run.report.collect import unshared_note
 from sweepgen.run.report.groups import Group
 from sweepgen.run.report.page_types import Objective, PageData, PageRun
@@ -279,6 +280,8 @@ def _stats(statistics: Statistics) -> dict[str, Any]:
         "baseline": statistics.baseline,
         "groups": [asdict(g) for g in statistics.groups],
         "comparisons": [asdict(c) for c in statistics.comparisons],
+        # the terminal's own sentences (why undecided, seeds needed), not the script's rewording of them
+        "undecided": undecided.sentences(statistics),
     }
 
 

@@ -95,7 +95,10 @@ def _is_it_best(
     )
     beaten = {c.name for c in tested.comparisons if c.verdict == "worse"}  # the other is worse than the best
     if len(beaten) == len(others):
-        return f"; it is better than every other group ({how}): the best, with that error rate"
+        return (
+            f"; it is better than every other group ({how}): the best, with that error rate for this "
+            f"metric alone; {FAMILY.format(alpha=methods['alpha'])}"
+        )
     open_ = [g.name for g in others if g.name not in beaten]
     shown = ", ".join(open_[:MAX_NAMED]) + (
         f" and {len(open_) - MAX_NAMED} more" if len(open_) > MAX_NAMED else ""
@@ -107,6 +110,15 @@ def _is_it_best(
 
 
 MAX_NAMED = 5  # groups named that the best is not shown better than; the rest counted
+# the best group's test is one metric's, with or without a baseline (joint.family says the same of
+# the comparisons with a baseline, and was the only place it was said: a report without --compare,
+# or the page's table without a baseline, called a group "better than every other" with no word that
+# each metric read is a test of its own; two or three metrics over the same runs gave a wrong verdict
+# in some report in up to 7.4-8.5% of sweeps at 2-5 seeds, benchmarks/RESULTS.md §45)
+FAMILY = (
+    "a report of another metric over these runs tests its own best at {alpha}, so with M metrics read "
+    "a wrong 'best' in any is up to M x {alpha} likely: name the metric before the runs"
+)
 
 
 def _among(family: int, groups: int) -> str:
