@@ -80,29 +80,32 @@ def _inputs_hold(spec: Spec, recorded: lock.Lock, project: str) -> bool:
     mismatch), and the only files hashed are inside the project, each once, named as render names
     them (normalised): a lock listing one large file under a million names (`./f`, `././f`, links
     to it) held `check` for hours, hashing it again for each."""
+    if imports_disabled() and any(rel.startswith("module:") for rel in recorded.inputs):
+        return False  # the full path reports the schema check as skipped, loudly
     schema = spec.model.schema_ or ""
     named = "" if schema.endswith(".json") else schema.partition(":")[0]
     hashed: dict[str, str | None] = {}
-    now: str | None
-    for rel, digest in recorded.inputs.items():
-        if rel.startswith("module:") and imports_disabled():
-            return False  # the full path reports the schema check as skipped, loudly
-        if rel == recorded.spec:
-            now = spec_digest(spec)
-        elif rel.startswith("module:"):
-            if not named or rel != f"module:{named}":
-                return False
-            now = module_identity(named)
-        else:
-            inside = resolve_inside(project, rel) if posixpath.normpath(rel) == rel else None
-            if inside is None:
-                return False
-            if inside not in hashed:
-                hashed[inside] = file_sha256(inside)
-            now = hashed[inside]
-        if now != digest:
-            return False
-    return True
+    return all(
+        _input_now(spec, recorded, rel, named, project, hashed) == digest
+        for rel, digest in recorded.inputs.items()
+    )
+
+
+def _input_now(
+    spec: Spec, recorded: lock.Lock, rel: str, named: str, project: str, hashed: dict[str, str | None]
+) -> str | None:
+    """The digest `rel` has now; None where it can never hold: a module other than the one the spec
+    names as its schema, a file outside the project or not named as render names it."""
+    if rel == recorded.spec:
+        return spec_digest(spec)
+    if rel.startswith("module:"):
+        return module_identity(named) if named and rel == f"module:{named}" else None
+    inside = resolve_inside(project, rel) if posixpath.normpath(rel) == rel else None
+    if inside is None:
+        return None
+    if inside not in hashed:
+        hashed[inside] = file_sha256(inside)
+    return hashed[inside]
 
 
 def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:  # noqa: C901 - each early exit is one reason the fast path must fall back to a full check

@@ -143,13 +143,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     waiting = request.wait if request.wait is not None else executor == "local"
     options = _executor_options(request, opts, sweep, (gpu_ids, per_gpu), display)
     ex = make_executor(executor, options)
-    if not request.dry_run:
-        ex.settle()  # what a `run` that died left half done, so the plan reads true states
-        record_observed(tasks)  # what only Slurm knows (a job's end), which `status` only shows
-    decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
-    _refuse_stale(decisions, request.sweep_dir)
-    for line in _finished_by_others(decisions):
-        display.note(line)
+    decisions = _planned(request, ex, tasks, display)
     to_start = [d.task for d in decisions if d.start]
     _refuse_before_start(request, ex, argv, to_start, display)
     if request.dry_run:
@@ -164,6 +158,18 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         interrupted = _follow_and_start_again(again, display, result)
     result.code = _finish(request, result, interrupted, faults)
     return result
+
+
+def _planned(request: RunRequest, ex: Executor, tasks: list[RunTask], display: Display) -> list[Decision]:
+    """What to start, from the runs' true states; stale runs refused, runs others finished said."""
+    if not request.dry_run:
+        ex.settle()  # what a `run` that died left half done, so the plan reads true states
+        record_observed(tasks)  # what only Slurm knows (a job's end), which `status` only shows
+    decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
+    _refuse_stale(decisions, request.sweep_dir)
+    for line in _finished_by_others(decisions):
+        display.note(line)
+    return decisions
 
 
 def _finished_by_others(decisions: Sequence[Decision]) -> list[str]:
