@@ -60,7 +60,8 @@ function walk(n) {
   (n.children || []).forEach(walk);
 }
 walk(ids["stats"]);
-const sentences = (ids["stats-sentences"] || new Node("x")).children.map((c) => c.children.length ? c.children.map((t) => t.textContent).join("") : c.textContent);
+const text = (c) => (c.children.length ? c.children.map((t) => t.textContent).join("") : c.textContent);
+const sentences = (ids["stats-sentences"] || new Node("x")).children.map(text);
 console.log(JSON.stringify({ rows, sentences }));
 """
 
