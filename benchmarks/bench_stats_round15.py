@@ -153,15 +153,30 @@ def _looks(reps: int) -> None:
 
 
 def _old_model():  # type: ignore[no-untyped-def]
-    """looks_level as it was (Bonferroni over the open arms), from git: `git show
-    f7e5bb5c~1:sweepgen/run/report/stats/looks_level.py > /tmp/looks_old.py`."""
-    spec = importlib.util.spec_from_file_location("looks_old", "/tmp/looks_old.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """looks_level as it was (Bonferroni over the open arms), read from git (the commit before
+    round fifteen's change) into a temporary folder and loaded from there."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    source = subprocess.run(
+        ["git", "show", f"{OLD_COMMIT}:sweepgen/run/report/stats/looks_level.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent,
+    ).stdout
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "looks_old.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location("looks_old", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
     return module
 
 
+OLD_COMMIT = "66b58f8c"  # main before round fifteen: looks_level's Bonferroni model
 PARTS = {"best": _best, "lengths": _lengths, "ties": _ties, "looks": _looks}
 
 if __name__ == "__main__":

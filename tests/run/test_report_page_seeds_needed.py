@@ -60,11 +60,18 @@ function walk(n) {
   (n.children || []).forEach(walk);
 }
 walk(ids["stats"]);
-console.log(JSON.stringify(rows));
+const text = (c) => (c.children.length ? c.children.map((t) => t.textContent).join("") : c.textContent);
+const sentences = (ids["stats-sentences"] || new Node("x")).children.map(text);
+console.log(JSON.stringify({ rows, sentences }));
 """
 
 
 def _table(statistics: stats.Statistics, tmp_path: Path) -> list[dict[str, str]]:
+    return _page(statistics, tmp_path)[0]
+
+
+def _page(statistics: stats.Statistics, tmp_path: Path) -> tuple[list[dict[str, str]], list[str]]:
+    """The statistics table's rows, and the sentences under it, as the page's script builds them."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("no node to run the page's script")
@@ -88,8 +95,9 @@ def _table(statistics: stats.Statistics, tmp_path: Path) -> list[dict[str, str]]
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    head, *rows = json.loads(proc.stdout)
-    return [dict(zip(head, r)) for r in rows]
+    out = json.loads(proc.stdout)
+    head, *rows = out["rows"]
+    return [dict(zip(head, r)) for r in rows], out["sentences"]
 
 
 def test_the_pages_table_gives_the_seeds_needed_at_the_spreads_top_as_the_terminal_does(tmp_path):
@@ -111,3 +119,18 @@ def test_a_spread_top_past_a_thousand_seeds_is_said_so(tmp_path):
     statistics = replace(statistics, comparisons=(replace(c, seeds_needed_high=None),))
     rows = {r["group"]: r for r in _table(statistics, tmp_path)}
     assert rows["a"]["seeds needed (spread top)"] == "more than 1,000"
+
+
+def test_the_pages_sentences_under_the_table_are_the_terminals(tmp_path):
+    # page.js wrote its own "seeds needed" sentences and left out what the terminal says of a
+    # proportion at 2 seeds: no difference the metric can take is detectable (RESULTS.md, round
+    # fifteen); the page now shows report/undecided.py's sentences, the terminal's, word for word
+    from sweepgen.run.report import undecided
+
+    methods = stats.Methods(bounds=(0.0, 1.0))
+    statistics = stats.compare(
+        [("base", [0.5, 0.9]), ("arm", [0.6, 0.3])], baseline="base", mode="max", methods=methods
+    )
+    said = undecided.sentences(statistics)
+    assert "no difference the metric can take (at most 1) is detectable with 80% power" in said[-1]
+    assert _page(statistics, tmp_path)[1] == said
