@@ -307,15 +307,25 @@ def _difference_tests(
     if test != "welch" or exact_below >= 1.0:
         return [difference_test(values, base, test, exact_below) for _, values in arms]
     out = [difference_test(values, base, test, 0.0) for _, values in arms]  # Welch's own p each
-    batches: dict[tuple[int, int], list[int]] = {}
-    for i, ((_, values), (_, p)) in enumerate(zip(arms, out)):
-        if p is not None and p < exact_below and _var(values) != 0 and _var(base) != 0:
-            batches.setdefault((len(values), len(base)), []).append(i)
-    for (n_arm, n_base), which in batches.items():
+    for (n_arm, n_base), which in _to_calibrate(arms, base, out, exact_below).items():
         calibrated_p = calibrated.p_values(_numpy().array([out[i][1] for i in which]), n_arm, n_base)
         for i, p in zip(which, calibrated_p):
             out[i] = (CALIBRATED, float(p))
     return out
+
+
+def _to_calibrate(
+    arms: Sequence[tuple[str, Sequence[float]]],
+    base: Sequence[float],
+    welch: list[tuple[str | None, float | None]],
+    exact_below: float,
+) -> dict[tuple[int, int], list[int]]:
+    """The arms whose Welch p is below ``exact_below`` (both groups with spread), by seed counts."""
+    batches: dict[tuple[int, int], list[int]] = {}
+    for i, ((_, values), (_, p)) in enumerate(zip(arms, welch)):
+        if p is not None and p < exact_below and _var(values) != 0 and _var(base) != 0:
+            batches.setdefault((len(values), len(base)), []).append(i)
+    return batches
 
 
 def smallest_p(test: str, n_arm: int, n_base: int) -> float:
