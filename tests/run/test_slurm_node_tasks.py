@@ -87,6 +87,10 @@ def test_tasks_files_are_removed_once_slurm_holds_none_of_their_jobs(tmp_path, m
     monkeypatch.setattr(slurm_query, "squeue", lambda ids: (_ for _ in ()).throw(UserError("down")))
     assert executor.prune_task_files(root) == [] and ended.exists()  # Slurm silent: nothing removed
     monkeypatch.setattr(slurm_query, "squeue", lambda ids: queue)
+    # a `run` killed between writing its tasks file and recording its array (settle cancelled it)
+    orphan = node_tasks.write(root, [{"n": 5}])[0]
+    journal = json.loads((root / "jobs.json").read_text())
+    (root / "jobs.json").write_text(json.dumps({**journal, executor.UNRECORDED_TASKS: [orphan.name]}))
     real_lstat = node_tasks.runfs.lstat
 
     def lstat(path):  # the file `foreign` as another user's
@@ -97,7 +101,8 @@ def test_tasks_files_are_removed_once_slurm_holds_none_of_their_jobs(tmp_path, m
     monkeypatch.setattr(node_tasks.runfs, "lstat", lstat)
     assert executor.prune_task_files(root) == []
     assert not ended.exists() and live.exists() and link.is_symlink() and outside.read_text() == "{}"
-    assert foreign.exists() and unnamed.exists() and (root / "notes.json").exists()
+    assert foreign.exists() and unnamed.exists() and (root / "notes.json").exists() and not orphan.exists()
+    assert executor.UNRECORDED_TASKS not in json.loads((root / "jobs.json").read_text())
     arrays = json.loads((root / "jobs.json").read_text())["arrays"]
     assert [("tasks_file" in a) for a in arrays] == [False, True, False, False, False]
     queue.clear()  # the live array ended too

@@ -54,6 +54,10 @@ def _journal(sweep_root: Path) -> list[dict]:
     return json.loads(path.read_text())["arrays"] if path.exists() else []
 
 
+def _journal_file(sweep_root: Path) -> dict:
+    return json.loads((sweep_root / ".sweepgen_slurm" / "jobs.json").read_text())
+
+
 def _starts(run_dir: Path) -> int:
     path = run_dir / "starts.jsonl"
     return len(path.read_text().splitlines()) if path.exists() else 0
@@ -139,6 +143,9 @@ def test_killed_as_sbatch_returns_the_next_run_cancels_the_lost_held_array_and_r
     assert "died before recording it" in again.output, again.output
     assert not set(lost) & set(_ours_in_queue("w1")), _ours_in_queue("w1")
     assert len(_journal(cwd / "runs/w1")) == 1
+    # the killed run's tasks file (its array never recorded, now cancelled) is gone; the new one's stays
+    slurm_dir = cwd / "runs/w1/.sweepgen_slurm"
+    assert list(slurm_dir.glob("tasks-*.json")) == [slurm_dir / _journal(cwd / "runs/w1")[0]["tasks_file"]]
     _finished_once(cwd, "w1")
 
 
@@ -370,7 +377,7 @@ def test_killed_while_its_jobs_run_then_run_cancel_status_rerun_each_once_the_re
     # the rerun removed the tasks file of the first array (Slurm held none of its jobs), kept its own
     first, second = _journal(cwd / "runs/k1")
     slurm_dir = cwd / "runs/k1/.sweepgen_slurm"
-    assert "tasks_file" not in first
+    assert "tasks_file" not in first and "unrecorded_tasks_files" not in _journal_file(cwd / "runs/k1")
     assert list(slurm_dir.glob("tasks-*.json")) == [slurm_dir / second["tasks_file"]]
 
 

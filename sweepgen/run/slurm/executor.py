@@ -332,6 +332,7 @@ class SlurmExecutor(Executor):
         # what each job runs is read on the node as data whose digest its batch script carries,
         # never submitit's pickle (node_tasks.py)
         tasks_file, digest = task_files.write(self.root, [t.to_json() for t in node_tasks])
+        _note_unrecorded(self.root, tasks_file.name)  # a `run` killed before recording it: removed later
         ex = _executor_running(task_files.command(tasks_file, digest))(
             folder=self.root / "%j", python=shlex.quote(sys.executable)
         )
@@ -432,6 +433,7 @@ class SlurmExecutor(Executor):
         # a status file already names its job
         journal_path = self.root / JOURNAL
         journal = read_journal(journal_path)
+        _drop_unrecorded(journal, tasks_file)
         journal["arrays"].append(
             {
                 "array_job_id": array_id,
@@ -1101,7 +1103,12 @@ def prune_task_files(root: Path) -> list[str]:
     gone = _ended_with_task_files(journal)
     for entry in gone:  # one tried once: a file left (not this user's plain file) is not asked about again
         task_files.remove(root, entry.pop(TASKS_FILE))
-    if not gone:
+    # written by a submission that never recorded its array: under the submission lock none is under
+    # way, and its held array was cancelled (``settle``); one released by hand starts nothing anyway
+    unrecorded = journal.pop(UNRECORDED_TASKS, None)
+    for name in unrecorded if isinstance(unrecorded, list) else []:
+        task_files.remove(root, name)
+    if not gone and unrecorded is None:
         return []
     try:
         write_json_atomic(path, journal)
@@ -1122,6 +1129,28 @@ def _ended_with_task_files(journal: Mapping[str, Any]) -> list[dict[str, Any]]:
         return []
     live = {job_id.split("_", 1)[0] for job_id, job in queue.items() if not job.ended}
     return [entry for array_id, entry in named.items() if array_id not in live]
+
+
+UNRECORDED_TASKS = (
+    "unrecorded_tasks_files"  # the journal's: tasks files written, their array not recorded yet
+)
+
+
+def _note_unrecorded(root: Path, name: str) -> None:
+    """Name the tasks file just written in the journal until its array is recorded (``_record``)."""
+    path = root / JOURNAL
+    journal = read_journal(path)
+    listed = journal.get(UNRECORDED_TASKS)
+    journal[UNRECORDED_TASKS] = [*(listed if isinstance(listed, list) else []), name]
+    write_json_atomic(path, journal)
+
+
+def _drop_unrecorded(journal: dict[str, Any], name: str) -> None:
+    listed = journal.get(UNRECORDED_TASKS)
+    if isinstance(listed, list) and name in listed:
+        listed.remove(name)
+        if not listed:
+            del journal[UNRECORDED_TASKS]
 
 
 def _names_task_file(entry: object) -> TypeGuard[dict[str, Any]]:
