@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import pwd
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from sweepgen.fs import filenames, gitquery, runfs
@@ -41,13 +41,19 @@ def committed_runs(names_dirs: Sequence[tuple[str, Path]]) -> list[str] | None:
     tracked = gitquery.tracked_below(top)
     if tracked is None:
         return None
+    holding = _folders_holding(tracked)
+    return [name for name, d in folders.items() if os.path.relpath(d, top) in holding]
+
+
+def _folders_holding(tracked: Iterable[str]) -> set[str]:
+    """Every folder on the way to a tracked file (relative paths, as git lists them)."""
     holding: set[str] = set()
-    for path in tracked:  # each tracked file marks every folder on its way as holding one
+    for path in tracked:
         parent = os.path.dirname(path)
         while parent and parent not in holding:
             holding.add(parent)
             parent = os.path.dirname(parent)
-    return [name for name, d in folders.items() if os.path.relpath(d, top) in holding]
+    return holding
 
 
 def warning(names_dirs: Sequence[tuple[str, Path]]) -> list[str]:
