@@ -64,6 +64,17 @@ def test_try_repo_checks_specs_in_a_non_default_layout(tmp_path, precommit_wheel
     assert "edited by hand" in bad.stdout or "hand" in bad.stdout, bad.stdout
 
 
+@pytest.fixture(scope="module")
+def released_hooks(tmp_path_factory: pytest.TempPathFactory, precommit_wheels: Path) -> Path:
+    """A throwaway hook repository tagged v0.1.0, beside the PRE_COMMIT_HOME (``_env(base)``) its
+    tests share: pre-commit keeps one environment per repository and rev, a plain `pip install .`
+    of the tag, so the tests naming the tag build it once, not once each (try-repo, above, always
+    builds its own in a store of its own)."""
+    base = tmp_path_factory.mktemp("released")
+    _git(_hook_repo(base, _env(base, precommit_wheels)), "tag", "v0.1.0")
+    return base
+
+
 GRPO_SPEC = """\
 sweepgen: 1
 name: grpo
@@ -76,15 +87,12 @@ grid: {beta: [0.0, 0.04]}
 
 
 @pytest.mark.slow  # pre-commit builds its own virtualenv and pip-installs sweepgen into it
-def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path, precommit_wheels):
+def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path, precommit_wheels, released_hooks):
     """A fresh repository with pre-commit installed, a spec validated against the committed export of
     TRL's GRPOConfig: pre-commit's own environment has neither torch nor trl, yet a bad `loss_type`
     key is blocked and a good commit passes. [tool.sweepgen] says where specs and output live."""
-    env = _env(tmp_path, precommit_wheels)
-    hooks = _hook_repo(tmp_path, env)
-    rev = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=hooks, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    env = _env(released_hooks, precommit_wheels)
+    hooks = released_hooks / "hooks"
     project = tmp_path / "project"
     for folder in ("experiments", "templates", "schemas"):
         (project / folder).mkdir(parents=True)
@@ -96,7 +104,7 @@ def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path, prec
         '[tool.sweepgen]\nspecs = ["experiments/*.sweep.yaml"]\noutput = "out"\n'
     )
     (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {hooks}\n    rev: {rev}\n    hooks:\n      - id: sweepgen-check\n"
+        f"repos:\n  - repo: {hooks}\n    rev: v0.1.0\n    hooks:\n      - id: sweepgen-check\n"
     )
     subprocess.run([sys.executable, "-m", "sweepgen", "render"], cwd=project, check=True, env=env)
     assert (project / "out" / "grpo" / "sweep.lock.json").exists()
@@ -118,7 +126,7 @@ def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path, prec
     assert good.returncode == 0, good.stdout + good.stderr
     assert "sweepgen check" in good.stdout + good.stderr and "Passed" in good.stdout + good.stderr
     # pre-commit's environment for the hook: no torch, no trl
-    [python] = (tmp_path / "pc-home").glob("repo*/py_env-*/bin/python")
+    [python] = (released_hooks / "pc-home").glob("repo*/py_env-*/bin/python")
     probe = "import importlib.util as u; print([m for m in ('torch', 'trl') if u.find_spec(m)])"
     assert (
         subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
@@ -134,13 +142,14 @@ def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path, prec
 
 
 @pytest.mark.slow  # pre-commit builds a virtualenv and pip-installs sweepgen into it
-def test_the_hook_s_plain_install_trusts_a_lock_the_editable_install_wrote(tmp_path, precommit_wheels):
+def test_the_hook_s_plain_install_trusts_a_lock_the_editable_install_wrote(
+    tmp_path, precommit_wheels, released_hooks
+):
     """`schema: sweepgen_trainer.config:RunConfig` rendered here (this checkout, imported from source)
     and checked by the hook that pre-commit installs from a release tag (a plain, non-editable pip
     install): the lock names the module by its source digest in both, so the hook passes."""
-    env = _env(tmp_path, precommit_wheels)
-    hooks = _hook_repo(tmp_path, env)
-    _git(hooks, "tag", "v0.1.0")
+    env = _env(released_hooks, precommit_wheels)
+    hooks = released_hooks / "hooks"
     project = tmp_path / "project"
     for rel in ("specs/happy_grpo_cpu.yaml", "templates/trainer_config.yaml.j2"):
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
