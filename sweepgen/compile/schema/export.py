@@ -18,7 +18,10 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import json
+import os
+import sys
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -163,10 +166,36 @@ def _inline(schema: dict[str, Any]) -> dict[str, Any]:
 def _package_of(ref: str) -> dict[str, str]:
     """The installed distribution the class came from and its version; empty for project code."""
     top = ref.partition(":")[0].partition(".")[0]
-    dists = importlib.metadata.packages_distributions().get(top) or []
+    dists = _distributions().get(top) or []
     if len(dists) != 1:
         return {}
     try:
         return {"package": dists[0], "version": importlib.metadata.version(dists[0])}
     except importlib.metadata.PackageNotFoundError:
         return {}
+
+
+# importlib.metadata.packages_distributions() reads the file list of every installed distribution:
+# ~0.2 CPU-s where torch and TRL are installed, once per exported class (`init --schema trl:grpo`
+# exports four, a process that checks several commands more). Kept while no folder on sys.path has
+# changed: installing or removing a distribution adds or removes its *.dist-info folder (its link
+# count) or a .pth or .egg-link file (its modification time) in one of them.
+_DISTRIBUTIONS: dict[tuple[tuple[str, int, int, int], ...], Mapping[str, list[str]]] = {}
+
+
+def _distributions() -> Mapping[str, list[str]]:
+    """packages_distributions(), read again once a folder on sys.path changed."""
+    key = tuple(_folder_state(os.path.abspath(entry or os.curdir)) for entry in sys.path)
+    found = _DISTRIBUTIONS.get(key)
+    if found is None:
+        _DISTRIBUTIONS.clear()
+        found = _DISTRIBUTIONS[key] = importlib.metadata.packages_distributions()
+    return found
+
+
+def _folder_state(path: str) -> tuple[str, int, int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (path, -1, -1, -1)
+    return (path, st.st_ino, st.st_nlink, st.st_mtime_ns)
