@@ -5,7 +5,8 @@ function TRL cannot load (trl_rewards), more accelerate processes than a run's G
 (trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
 refuses at the run's process count (trl_generation), ``use_vllm`` without vLLM installed
 (trl_vllm), a ``report_to`` tracker transformers lacks or whose library is not installed
-(trl_report_to); and, judged after the rest, a dataset or model folder of the working folder that
+(trl_report_to), ``use_liger_kernel`` without liger-kernel installed (trl_liger); and, judged
+after the rest, a dataset or model folder of the working folder that
 is not there (trl_dataset) or a checkpoint to resume from that is not there (trl_resume) (runs
 started here or on Slurm, whose jobs start in the same folder, shared with the nodes); offline, a
 Hub model or dataset not in the Hugging Face cache (refused for runs started here; for Slurm runs,
@@ -47,6 +48,7 @@ from sweepgen.run.start.trl import (
     trl_flags,
     trl_generation,
     trl_ignored,
+    trl_liger,
     trl_options,
     trl_own_script,
     trl_precision,
@@ -278,6 +280,7 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
                 trl_env.judge(sweep_dir, task, config, gpus_each)
         trl_vllm.judge(sweep_dir, task, config, script, command, context.flags, cpu_here=cpu_here)
         trl_report_to.judge(sweep_dir, task, config, command, context.flags)
+        trl_liger.judge(sweep_dir, task, config, command, context.flags)
         processes = _processes(launched, counts, command, gpus_each, cpu_here)
         with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
