@@ -1130,3 +1130,25 @@ def test_transformers_looks_liger_up_and_raises_as_the_check_says():
     )
     assert "apply_liger_kernel(self.model" in (transformers / "trainer.py").read_text()
     assert trl_liger.liger_installed() is (importlib.util.find_spec("liger_kernel") is not None) is False
+
+
+@pytest.mark.parametrize(
+    ("extra", "warned"),
+    [({}, True), ({"resume_from_checkpoint": True}, False), ({"resume_from_checkpoint": False}, True)],
+)
+def test_a_trl_run_started_again_beside_its_checkpoints_without_resuming_is_warned(
+    tmp_path, monkeypatch, extra, warned
+):
+    """`run --rerun-failed` of a `trl dpo` run killed at step 3: TRL's script resumes only from what
+    resume_from_checkpoint names, so unset it trains from step 0 again and saves over checkpoint-3,
+    in silence; now a warning names the checkpoint and the setting that resumes from it."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    for run in ("beta1", "beta2"):
+        (tmp_path / "runs" / "t" / run / "checkpoint-3").mkdir(parents=True)
+        (tmp_path / "runs" / "t" / run / "checkpoint-3" / "trainer_state.json").write_text("{}")
+    (tmp_path / "runs" / "t" / "beta1" / "checkpoint-5").mkdir()  # no trainer state: no checkpoint
+    code, output = _run()
+    assert code == 0, output
+    said = "generated/t/beta1.yaml:2:1: runs/t/beta1/checkpoint-3 was left by an earlier attempt"
+    assert (said in output) is warned and output.count("resume_from_checkpoint is unset") == 2 * warned
