@@ -233,6 +233,9 @@ _POST_INIT_CASES = [
     # transformers' TrainingArguments._validate_args, under every TRL class
     {"fp16": True, "bf16": True},
     {"fp16": True, "bf16": False},
+    {"bf16": True},  # fp16 unset: false
+    {"fp16": True},
+    {"bf16_full_eval": True},
     {"fp16_full_eval": True, "bf16_full_eval": True},
     {"lr_scheduler_type": "reduce_lr_on_plateau"},
     {"lr_scheduler_type": "greedy", "eval_strategy": "no"},

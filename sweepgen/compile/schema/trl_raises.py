@@ -239,14 +239,22 @@ _CLASS_RULES: dict[str, tuple[frozenset[str], list[dict[str, Any]]]] = {
 _GENERATION_CLASSES = frozenset({"GRPOConfig", "RLOOConfig"})
 
 
-def _refuse(key: str, value: dict[str, Any], why: str, when: dict[str, Any] | None = None) -> dict[str, Any]:
+def _refuse(
+    key: str,
+    value: dict[str, Any],
+    why: str,
+    when: dict[str, Any] | None = None,
+    *,
+    unset_matches: bool = True,
+) -> dict[str, Any]:
     """A rule refusing ``key``'s ``value`` (a schema) at its line, saying ``why``; ``when``: only
-    where the other keys' values match it (a key it names that is unset is at its default, which
-    must match too: the rule's ``if`` does not ask for it)."""
+    where the other keys' values match it. ``unset_matches``: whether those keys' defaults match it
+    (an unset key then counts; else the rule asks for them to be set)."""
     refused = {"properties": {key: {"not": {**value, "$comment": why}}}}
     if when is None:
         return refused
-    return {"if": {"properties": {key: value, **when}, "required": [key]}, "then": refused}
+    required = [key, *(() if unset_matches else when)]
+    return {"if": {"properties": {key: value, **when}, "required": required}, "then": refused}
 
 
 _EVAL_OFF = {"eval_strategy": {"not": {"enum": ["steps", "epoch"]}}}  # unset: "no"
@@ -257,7 +265,11 @@ _TRAINING_ARGS: list[tuple[frozenset[str], dict[str, Any]]] = [
     (
         frozenset({"fp16", "bf16"}),
         _refuse(
-            "bf16", _TRUE, "transformers takes at most one of fp16 and bf16: set one false", {"fp16": _TRUE}
+            "bf16",
+            _TRUE,
+            "transformers takes at most one of fp16 and bf16: set one false",
+            {"fp16": _TRUE},
+            unset_matches=False,  # fp16's default is false
         ),
     ),
     (
@@ -267,6 +279,7 @@ _TRAINING_ARGS: list[tuple[frozenset[str], dict[str, Any]]] = [
             _TRUE,
             "transformers takes at most one of fp16_full_eval and bf16_full_eval: set one false",
             {"fp16_full_eval": _TRUE},
+            unset_matches=False,
         ),
     ),
     (
