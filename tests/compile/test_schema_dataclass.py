@@ -230,6 +230,24 @@ _POST_INIT_CASES = [
         "vllm_importance_sampling_correction": False,
     },
     {"vllm_importance_sampling_mode": "sequence_mask", "vllm_importance_sampling_clip_max": None},
+    # transformers' TrainingArguments._validate_args, under every TRL class
+    {"fp16": True, "bf16": True},
+    {"fp16": True, "bf16": False},
+    {"bf16": True},  # fp16 unset: false
+    {"fp16": True},
+    {"bf16_full_eval": True},
+    {"fp16_full_eval": True, "bf16_full_eval": True},
+    {"lr_scheduler_type": "reduce_lr_on_plateau"},
+    {"lr_scheduler_type": "greedy", "eval_strategy": "no"},
+    {"lr_scheduler_type": "reduce_lr_on_plateau", "eval_strategy": "epoch"},
+    {"warmup_steps": -1},
+    {"warmup_steps": 0.5},
+    {"logging_steps": 0},
+    {"logging_steps": 0, "logging_strategy": "no"},
+    {"torch_empty_cache_steps": 0},
+    {"torch_empty_cache_steps": 4},
+    {"dataloader_prefetch_factor": 2},
+    {"dataloader_prefetch_factor": 2, "dataloader_num_workers": 1},
 ]
 
 
@@ -237,7 +255,8 @@ _POST_INIT_CASES = [
 def test_the_class_schema_refuses_exactly_what_the_class_s_post_init_raises_for(tmp_path, name):
     """TRL itself is the oracle: each case is built with the class (in-process, on the CPU) and
     validated against its export; auto_find_batch_size is GRPO's and RLOO's refusal, never SFT's
-    (a class with GRPO's keys but not its __post_init__ takes it)."""
+    (a class with GRPO's keys but not its __post_init__ takes it); transformers' TrainingArguments'
+    own refusals hold under each."""
     import warnings
 
     import trl
@@ -250,7 +269,7 @@ def test_the_class_schema_refuses_exactly_what_the_class_s_post_init_raises_for(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                cls(output_dir=str(tmp_path), use_cpu=True, bf16=False, per_device_train_batch_size=8, **case)
+                cls(**{"output_dir": str(tmp_path), "use_cpu": True, "bf16": False, **case})
             raised = False
         except ValueError:
             raised = True

@@ -411,3 +411,39 @@ def test_resume_from_checkpoint_true_is_taken_as_trl_takes_it(tmp_path, monkeypa
     )
     hint = accepted_hints(GRPOConfig, {"resume_from_checkpoint": str | None})["resume_from_checkpoint"]
     assert set(typing.get_args(hint)) == {str, bool, type(None)}  # ... and so does the schema
+
+
+@pytest.mark.parametrize(("command", "cls_name"), [("grpo", "GRPOConfig"), ("sft", "SFTConfig")])
+def test_a_command_schema_refuses_what_its_config_class_raises_for_and_takes_the_rest(
+    tmp_path, monkeypatch, command, cls_name
+):
+    """`trl:grpo`'s schema (a cache of format 10) holds GRPOConfig's own refusals and transformers'
+    TrainingArguments' by the script's classes, never by key names: SFT takes auto_find_batch_size."""
+    import warnings
+
+    import trl
+
+    from sweepgen.compile.schema import jsonschema_subset, trl_cli
+    from sweepgen.errors import Location
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    schema = {**trl_cli.command_schema(command, Location("test")), "required": []}
+    cases = [
+        {"auto_find_batch_size": True},
+        {"fp16": True, "bf16": True},
+        {"bf16": True},
+        {"lr_scheduler_type": "reduce_lr_on_plateau"},
+        {"lr_scheduler_type": "reduce_lr_on_plateau", "eval_strategy": "epoch"},
+        {"warmup_steps": -1},
+    ]
+    for case in cases:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                getattr(trl, cls_name)(
+                    **{"output_dir": str(tmp_path), "use_cpu": True, "bf16": False, **case}
+                )
+            raised = False
+        except ValueError:
+            raised = True
+        assert bool(jsonschema_subset.validate(case, schema)) is raised, (command, case)

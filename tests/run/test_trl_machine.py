@@ -1086,3 +1086,69 @@ def test_a_script_of_one_s_own_not_seen_handing_fields_on_says_them_not_checked(
     )
     assert said in output
     assert output.count("not checked before the runs") == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "flags", "installed", "where"),
+    [
+        ({"use_liger_kernel": True}, "", False, "generated/t/beta1.yaml:"),
+        ({}, " --use_liger_kernel", False, "--command:"),  # a bare flag is true (HfArgumentParser)
+        ({"use_liger_kernel": True}, " --use_liger_kernel false", False, None),  # the command line's wins
+        ({"use_liger_kernel": True}, "", True, None),
+        ({"use_liger_kernel": False}, "", False, None),
+    ],
+)
+def test_use_liger_kernel_without_liger_installed_is_refused_before_any_run(
+    tmp_path, monkeypatch, extra, flags, installed, where
+):
+    """transformers' Trainer raises "liger-kernel >= 0.3.0 is not available" when training starts,
+    after the model and dataset loaded, in every run of every TRL command (here `dpo`)."""
+    from sweepgen.run.start.trl import trl_liger
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(trl_liger, "liger_installed", lambda: installed)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=TRL + flags)
+    assert code == (0 if where is None else 2), output
+    if where is not None:
+        assert where in output and "use_liger_kernel is true but liger-kernel is not installed" in output
+        assert "Traceback" not in output
+
+
+@pytest.mark.train  # transformers' own source is the oracle (read, not imported)
+def test_transformers_looks_liger_up_and_raises_as_the_check_says():
+    import importlib.util
+
+    from sweepgen.run.start.trl import trl_liger
+
+    transformers = Path(importlib.util.find_spec("transformers").origin).parent
+    lookup = (transformers / "utils" / "import_utils.py").read_text()
+    assert '_is_package_available("liger_kernel", return_version=True)' in lookup
+    source = (transformers / "integrations" / "liger.py").read_text()
+    assert (
+        "if not is_liger_kernel_available():" in source and "liger-kernel >= 0.3.0 is not available" in source
+    )
+    assert "apply_liger_kernel(self.model" in (transformers / "trainer.py").read_text()
+    assert trl_liger.liger_installed() is (importlib.util.find_spec("liger_kernel") is not None) is False
+
+
+@pytest.mark.parametrize(
+    ("extra", "warned"),
+    [({}, True), ({"resume_from_checkpoint": True}, False), ({"resume_from_checkpoint": False}, True)],
+)
+def test_a_trl_run_started_again_beside_its_checkpoints_without_resuming_is_warned(
+    tmp_path, monkeypatch, extra, warned
+):
+    """`run --rerun-failed` of a `trl dpo` run killed at step 3: TRL's script resumes only from what
+    resume_from_checkpoint names, so unset it trains from step 0 again and saves over checkpoint-3,
+    in silence; now a warning names the checkpoint and the setting that resumes from it."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    for run in ("beta1", "beta2"):
+        (tmp_path / "runs" / "t" / run / "checkpoint-3").mkdir(parents=True)
+        (tmp_path / "runs" / "t" / run / "checkpoint-3" / "trainer_state.json").write_text("{}")
+    (tmp_path / "runs" / "t" / "beta1" / "checkpoint-5").mkdir()  # no trainer state: no checkpoint
+    code, output = _run()
+    assert code == 0, output
+    said = "generated/t/beta1.yaml:2:1: runs/t/beta1/checkpoint-3 was left by an earlier attempt"
+    assert (said in output) is warned and output.count("resume_from_checkpoint is unset") == 2 * warned

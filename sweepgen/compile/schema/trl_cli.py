@@ -50,8 +50,9 @@ _ENV = {
 # 7: `lora_target_modules` not one layer's short name; `load_best_model_at_end`'s strategies;
 # GRPO's and RLOO's generation batch; 8: list options closed item by item, DPO's `loss_type`;
 # SFT's padding_free without packing; flags the trainer turns off, DPO's padding_free;
-# 9: `resume_from_checkpoint: true`, which Trainer.train takes)
-CACHE_FORMAT = 9
+# 9: `resume_from_checkpoint: true`, which Trainer.train takes; 10: GRPO's and RLOO's own
+# __post_init__ refusals by class, TrainingArguments._validate_args' under every class)
+CACHE_FORMAT = 10
 
 
 def command_of(ref: str) -> str | None:

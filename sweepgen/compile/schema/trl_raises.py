@@ -239,6 +239,97 @@ _CLASS_RULES: dict[str, tuple[frozenset[str], list[dict[str, Any]]]] = {
 _GENERATION_CLASSES = frozenset({"GRPOConfig", "RLOOConfig"})
 
 
+def _refuse(
+    key: str,
+    value: dict[str, Any],
+    why: str,
+    when: dict[str, Any] | None = None,
+    *,
+    unset_matches: bool = True,
+) -> dict[str, Any]:
+    """A rule refusing ``key``'s ``value`` (a schema) at its line, saying ``why``; ``when``: only
+    where the other keys' values match it. ``unset_matches``: whether those keys' defaults match it
+    (an unset key then counts; else the rule asks for them to be set)."""
+    refused = {"properties": {key: {"not": {**value, "$comment": why}}}}
+    if when is None:
+        return refused
+    required = [key, *(() if unset_matches else when)]
+    return {"if": {"properties": {key: value, **when}, "required": required}, "then": refused}
+
+
+_EVAL_OFF = {"eval_strategy": {"not": {"enum": ["steps", "epoch"]}}}  # unset: "no"
+_TRUE = {"const": True}
+# transformers' TrainingArguments._validate_args (5.x), for every TRL config class: what it raises
+# for at each run's start whatever the machine, checked against the installed classes by the tests
+_TRAINING_ARGS: list[tuple[frozenset[str], dict[str, Any]]] = [
+    (
+        frozenset({"fp16", "bf16"}),
+        _refuse(
+            "bf16",
+            _TRUE,
+            "transformers takes at most one of fp16 and bf16: set one false",
+            {"fp16": _TRUE},
+            unset_matches=False,  # fp16's default is false
+        ),
+    ),
+    (
+        frozenset({"fp16_full_eval", "bf16_full_eval"}),
+        _refuse(
+            "bf16_full_eval",
+            _TRUE,
+            "transformers takes at most one of fp16_full_eval and bf16_full_eval: set one false",
+            {"fp16_full_eval": _TRUE},
+            unset_matches=False,
+        ),
+    ),
+    (
+        frozenset({"lr_scheduler_type", "eval_strategy"}),
+        _refuse(
+            "lr_scheduler_type",
+            {"enum": ["reduce_lr_on_plateau", "greedy"]},
+            "this scheduler reads the evaluation loss: transformers requires an eval_strategy (steps or "
+            "epoch; unset: no) for it",
+            _EVAL_OFF,
+        ),
+    ),
+    (
+        frozenset({"warmup_steps"}),
+        _refuse(
+            "warmup_steps",
+            {"type": "number", "exclusiveMaximum": 0},
+            "transformers requires warmup_steps >= 0",
+        ),
+    ),
+    (
+        frozenset({"logging_steps", "logging_strategy"}),
+        _refuse(
+            "logging_steps",
+            {"type": "number", "minimum": 0, "maximum": 0},
+            "logging_strategy steps (its default) needs a logging_steps other than 0",
+            {"logging_strategy": {"enum": ["steps"]}},
+        ),
+    ),
+    (
+        frozenset({"torch_empty_cache_steps"}),
+        _refuse(
+            "torch_empty_cache_steps",
+            {"type": "integer", "maximum": 0},
+            "transformers requires torch_empty_cache_steps to be a whole number above 0 (or null)",
+        ),
+    ),
+    (
+        frozenset({"dataloader_prefetch_factor", "dataloader_num_workers"}),
+        _refuse(
+            "dataloader_prefetch_factor",
+            {"type": "integer"},
+            "transformers takes dataloader_prefetch_factor only with dataloader_num_workers above 0 "
+            "(unset: 0)",
+            {"dataloader_num_workers": {"type": "integer", "minimum": 0, "maximum": 0}},
+        ),
+    ),
+]
+
+
 def refused(props: dict[str, Any], classes: Collection[str] = ()) -> list[dict[str, Any]]:
     """What TRL, transformers or PEFT refuse that the types do not say: ``lora_target_modules``'s
     forms (set on its property), the rules across fields the schema holds, and those of the
@@ -257,6 +348,8 @@ def _of_classes(props: dict[str, Any], classes: Collection[str]) -> list[dict[st
     """The rules of the named classes' own ``__post_init__`` whose keys the schema holds."""
     auto_find = "auto_find_batch_size" in props and bool(_GENERATION_CLASSES & set(classes))
     rules = [_AUTO_FIND_BATCH] if auto_find else []
+    if "TrainingArguments" in classes:
+        rules += [rule for keys, rule in _TRAINING_ARGS if set(props) >= keys]
     for name in sorted(set(classes) & _CLASS_RULES.keys()):
         keys, held = _CLASS_RULES[name]
         rules += held if set(props) >= keys else []

@@ -70,3 +70,25 @@ def _folder_missing(value: object) -> str | None:
     if os.path.isfile(os.path.join(value, "trainer_state.json")):
         return None
     return f"{value!r} is no checkpoint folder (no trainer_state.json in it)"
+
+
+def started_over(config: Mapping[str, Any], flags: Mapping[str, str | None]) -> str | None:
+    """The last ``checkpoint-N`` folder (holding trainer_state.json) an earlier attempt left in the
+    run's ``output_dir`` when the run sets no ``resume_from_checkpoint`` (its config, the command
+    line's flag over it): TRL's scripts then train from step 0 again, saving over those folders as
+    they reach them; None otherwise (nothing there, or the run resumes)."""
+    value = flags[_KEY] if _KEY in flags else config.get(_KEY)
+    output_dir = flags.get("output_dir") or config.get("output_dir")
+    if value in (None, False, "") and isinstance(output_dir, str) and inside_here(output_dir):
+        return _last_checkpoint(output_dir)
+    return None
+
+
+def _last_checkpoint(folder: str) -> str | None:
+    """``folder``'s ``checkpoint-N`` of the highest N that holds trainer_state.json."""
+    try:
+        steps = [int(m.group(1)) for m in map(_CHECKPOINT.match, os.listdir(folder)) if m]
+    except OSError:
+        return None
+    held = [s for s in steps if os.path.isfile(os.path.join(folder, f"checkpoint-{s}", "trainer_state.json"))]
+    return os.path.join(folder, f"checkpoint-{max(held)}") if held else None

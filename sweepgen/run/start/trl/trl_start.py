@@ -5,7 +5,8 @@ function TRL cannot load (trl_rewards), more accelerate processes than a run's G
 (trl_processes), an ``env:`` block choosing the GPUs (trl_env), a GRPO generation batch TRL
 refuses at the run's process count (trl_generation), ``use_vllm`` without vLLM installed
 (trl_vllm), a ``report_to`` tracker transformers lacks or whose library is not installed
-(trl_report_to); and, judged after the rest, a dataset or model folder of the working folder that
+(trl_report_to), ``use_liger_kernel`` without liger-kernel installed (trl_liger); and, judged
+after the rest, a dataset or model folder of the working folder that
 is not there (trl_dataset) or a checkpoint to resume from that is not there (trl_resume) (runs
 started here or on Slurm, whose jobs start in the same folder, shared with the nodes); offline, a
 Hub model or dataset not in the Hugging Face cache (refused for runs started here; for Slurm runs,
@@ -36,7 +37,7 @@ from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.plan.trl_output_dir import trl_script
 from sweepgen.run.start import command_overrides, installed_source, vllm_server
-from sweepgen.run.start.config_where import rendered
+from sweepgen.run.start.config_where import key_location, rendered
 from sweepgen.run.start.trl import (
     trl_chat_template,
     trl_command,
@@ -47,6 +48,7 @@ from sweepgen.run.start.trl import (
     trl_flags,
     trl_generation,
     trl_ignored,
+    trl_liger,
     trl_options,
     trl_own_script,
     trl_precision,
@@ -278,6 +280,7 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
                 trl_env.judge(sweep_dir, task, config, gpus_each)
         trl_vllm.judge(sweep_dir, task, config, script, command, context.flags, cpu_here=cpu_here)
         trl_report_to.judge(sweep_dir, task, config, command, context.flags)
+        trl_liger.judge(sweep_dir, task, config, command, context.flags)
         processes = _processes(launched, counts, command, gpus_each, cpu_here)
         with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
@@ -304,9 +307,17 @@ def _judge_own(
     read = [(task, trl_flags.merged(config, given)) for task, config in configs]
     _judge_own_batches(context, read, given)
     _not_seen(context, read, word, handed)
+    _judge_here(*_seen_view(context, read, handed), given)
+
+
+def _seen_view(
+    context: _Context, read: Sequence[tuple[RunTask, Mapping[str, Any]]], handed: frozenset[str]
+) -> tuple[_Context, list[tuple[RunTask, dict[str, Any]]]]:
+    """The context (its flags) and configs as the checks of TRL's scripts may read them for a
+    person's script: without the checked fields it is not seen to hand on."""
     kept = {k: v for k, v in context.flags.items() if _seen(k, handed)}
     seen = [(task, {k: v for k, v in config.items() if _seen(k, handed)}) for task, config in read]
-    _judge_here(dataclasses.replace(context, flags=kept), seen, given)
+    return dataclasses.replace(context, flags=kept), seen
 
 
 def _judge_own_batches(
@@ -367,6 +378,22 @@ def _processes(
     return None
 
 
+_STARTS_OVER = (
+    "{0} was left by an earlier attempt, but resume_from_checkpoint is unset: TRL's script trains "
+    "this run from step 0 again and saves over those checkpoints; to resume (transformers restores "
+    "the model, optimizer, scheduler and random state), set `resume_from_checkpoint: true` in the "
+    "spec's base and render again, or move the folder away for a fresh start"
+)
+
+
+def _say_started_over(context: _Context, task: RunTask, config: Mapping[str, Any]) -> None:
+    """A warning for a run of TRL's own script (which resumes only from what
+    resume_from_checkpoint names) that starts over beside an earlier attempt's checkpoints."""
+    over = trl_resume.started_over(config, context.flags) if context.own is None else None
+    if over is not None and context.warn is not None:
+        context.warn(key_location(context.sweep_dir, task, ()), _STARTS_OVER.format(over))
+
+
 def _judge_here(
     context: _Context, configs: Sequence[tuple[RunTask, Mapping[str, Any]]], given: Mapping[str, Any]
 ) -> None:
@@ -391,6 +418,7 @@ def _judge_here(
         trl_chat_template.judge(context.sweep_dir, task, config, from_command="chat_template_path" in given)
         with _reading("resume_from_checkpoint", "output_dir"):
             trl_resume.judge(context.sweep_dir, task, config, context.flags)
+        _say_started_over(context, task, config)
         if cpu_only:
             with _reading("bf16", "fp16", "use_cpu"):
                 trl_precision.judge(context.sweep_dir, task, config, context.flags)
