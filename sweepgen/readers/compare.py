@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.readers import diff as semantic
-from sweepgen.readers.align import realign_occurrences, same_order
+from sweepgen.readers.align import realign_occurrences, reconcile_argv_orders, same_order
 from sweepgen.readers.configfile import kind_of, read_config
 from sweepgen.readers.model import NotEvaluated, ReadResult, not_evaluated
 from sweepgen.readers.structured import yamldocs
@@ -92,6 +92,7 @@ def _aligned(first: ReadResult, second: ReadResult) -> tuple[ReadResult, ReadRes
         _note_order(first, second, ("commands",))
     for path in set(first.ordered) & set(second.ordered):
         _note_order(first, second, path)
+    reconcile_argv_orders(first.data, second.data)
     return first, second
 
 

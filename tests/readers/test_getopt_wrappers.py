@@ -172,3 +172,49 @@ def test_shell_option_bundles_with_o_are_read_as_bash_reads_them(tmp_path):
         differs = _runs(one, tmp_path) != _runs(two, tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
         assert "t.py" in read_shell(f"#!/bin/bash\n{one}\n").data["commands"], one  # its code was read
+
+
+# A program's own flags in another order: a script reading `sys.argv` sees it, so the reader keeps
+# it unless the program is known to parse its flags (argparse, click, TrlParser: `trl`, TRL's
+# scripts), where only a flag after its negation (the last wins) is kept. Before round twenty every
+# reorder read as "no differences".
+_TOKENS = ["--a 1", "--a 2", "--b 1", "-c 3", "--bf16", "--no_bf16"]
+
+
+def _trl_like_parser():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--a", type=int)
+    parser.add_argument("--b", type=int)
+    parser.add_argument("-c", type=int)
+    parser.add_argument("--bf16", action="store_true", default=None)
+    parser.add_argument("--no_bf16", dest="bf16", action="store_false")
+    return parser
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.sampled_from(_TOKENS), max_size=4), st.data())
+def test_a_reorder_the_program_could_see_is_shown(one, data):
+    # the second line is the first's tokens in another order, one perhaps dropped or added
+    two = data.draw(st.permutations(one))
+    if data.draw(st.booleans()):
+        two = [*two[1:], *data.draw(st.lists(st.sampled_from(_TOKENS), max_size=1))]
+    words = [" ".join(tokens).split() for tokens in (one, two)]
+    script = [f"python t.py {' '.join(w)}".strip() for w in words]
+    if words[0] != words[1]:  # sys.argv differs: a script reading it sees another command line
+        assert line_changes(*script), script
+    parser = _trl_like_parser()
+    known = [f"python -m trl.scripts.grpo {' '.join(w)}".strip() for w in words]
+    if vars(parser.parse_args(words[0])) != vars(parser.parse_args(words[1])):
+        assert line_changes(*known), known
+
+
+def test_an_inserted_flag_is_one_change_and_a_known_parser_ignores_order():
+    assert line_changes("python t.py --a 1 --b 2", "python t.py --a 1 --c 3 --b 2") == [
+        'commands["t.py"].--c'
+    ]
+    assert line_changes("python t.py --a 1 --b 2", "python t.py --b 2 --a 1") == [
+        'commands["t.py"]["@argv order"]'
+    ]
+    assert line_changes("trl grpo --a 1 --b 2", "trl grpo --b 2 --a 1") == []

@@ -39,6 +39,7 @@ from typing import Any
 
 import re2
 
+from sweepgen.readers.align import ARGV_ORDER
 from sweepgen.readers.launch import (
     containers,
     getopt_wrappers,
@@ -542,19 +543,22 @@ def sbatch_arguments(
     if i < len(words):
         out["@script"] = words[i]
         at["@script"] = lines[i]
-        argv, _ = parse_arguments(words[i + 1 :], where, lines[i + 1 :])
+        argv, _ = parse_arguments(words[i + 1 :], where, lines[i + 1 :], _text(words[i]))
         if argv:
             out["@argv"] = argv
     return out, at
 
 
-def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[dict[str, Any], dict[str, int]]:
-    """argparse flags and Hydra overrides as a nested mapping; the line of each top-level key."""
+def parse_arguments(
+    words: list[Word], where: str, lines: list[int], program: str | None = None
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """argparse flags and Hydra overrides as a nested mapping; the line of each top-level key.
+    With ``program`` named, the order its flags were given in (``argv_order``)."""
     out: dict[str, Any] = {}
     at: dict[str, int] = {}
     overrides: list[tuple[str, str]] = []  # (prefix, dotted key) of each Hydra override, in order
     spreads: list[tuple[str, int]] = []  # each spread, with how many overrides came before it
-    flags: list[str] = []  # each long flag's name, in order
+    flags: list[str] = []  # each flag's name, and each spread, in order
     i = 0
     while i < len(words):
         word, line = words[i], lines[i]
@@ -566,10 +570,10 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             _add(out, text, word)  # its own key: never a flag's value
             at.setdefault(text, line)
             spreads.append((text, len(overrides)))
+            flags.append(text)
             i += 1
         elif is_flag(word):
-            if text.startswith("--"):
-                flags.append(text.partition("=")[0])
+            flags.append(text.partition("=")[0] if text.startswith("--") else text)
             i = _flag(out, at, words, i, where, line)
         else:
             override = _override_or_positional(out, at, word, where, line)
@@ -580,12 +584,72 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
     _note_override_order(out, overrides)
     _note_spread_place(out, overrides, spreads)
     _note_abbreviation_order(out, flags)
+    argv_order(out, program, flags)
     return out, at
+
+
+# Programs known to read their flags with a parser to which their order is no matter (argparse,
+# click, TRL's TrlParser), but for a flag and its negation (`--bf16 --no_bf16`: the last wins)
+_KNOWN_PARSERS = {"sweepgen", "trl", "sweepgen_trainer.eval", "accelerate", "lm_eval"}
+_KNOWN_PREFIXES = ("trl.scripts.", "trl.cli")
+
+
+def _known_parser(program: str) -> bool:
+    return program in _KNOWN_PARSERS or program.startswith(_KNOWN_PREFIXES)
+
+
+def argv_order(out: dict[str, Any], program: str | None, flags: list[str]) -> None:
+    """A script reading ``sys.argv`` sees its flags in the order given, so unless ``program`` is
+    known to parse them with argparse, click or TrlParser, that order is kept, ``@argv order``
+    (``--a, --b``: ``t.py --a 1 --b 2`` is not ``t.py --b 2 --a 1``; a diff compares the order of
+    the flags both sides give, ``align.reconcile_argv_orders``, so an inserted flag is one change);
+    for a known parser only a flag given after its negation, or the reverse (``--no_bf16 after
+    --bf16``: the last wins), and a flag after a spread that may hold it."""
+    if program is None:
+        return  # an array of flags, not yet a command
+    if not _known_parser(program):
+        if len(set(flags)) > 1:
+            out[ARGV_ORDER] = list(flags)  # compared by the order of the flags both sides give
+        return
+    after = [*_negations(flags), *_after_spreads(flags)]
+    if after:
+        out.setdefault("@flag order", []).extend(after)
+
+
+def _negations(flags: list[str]) -> list[str]:
+    """``--no_x after --x`` (or ``--x after --no-x``) for each flag given after its negation."""
+    seen: dict[str, str] = {}  # a flag's plain name (no `no`, `_` as `-`) -> the last spelling given
+    notes = []
+    for flag in flags:
+        plain = flag.replace("_", "-")
+        base = plain.removeprefix("--no-") if plain.startswith("--no-") else plain
+        key = "--" + base.removeprefix("--")
+        earlier = seen.get(key)
+        if earlier is not None and earlier.replace("_", "-") != plain:
+            notes.append(f"{flag} after {earlier}")
+        seen[key] = flag
+    return notes
+
+
+def _after_spreads(flags: list[str]) -> list[str]:
+    """``--lr after "$@"``: a flag given after a spread, which may hold that flag (the last wins)."""
+    notes = []
+    spread = None
+    for flag in flags:
+        if not flag.startswith("-"):
+            spread = flag
+        elif spread is not None:
+            notes.append(f"{flag} after {spread}")
+    return notes
 
 
 def _started(seen: list[str], at: int, name: str) -> list[str]:
     """The names of sorted ``seen`` from ``at`` on that ``name`` starts, itself left out."""
     return [other for other in itertools.takewhile(lambda o: o.startswith(name), seen[at:]) if other != name]
+
+
+def _long_flag(name: str) -> bool:
+    return name.startswith("--")
 
 
 def _note_abbreviation_order(out: dict[str, Any], flags: list[str]) -> None:
@@ -597,7 +661,7 @@ def _note_abbreviation_order(out: dict[str, Any], flags: list[str]) -> None:
     written before the longer ones it starts (the usual ``--lr 1 --lr-decay 0.9``) adds none."""
     seen: list[str] = []  # the names so far, sorted: those a name starts follow it
     after: list[str] = []
-    for name in flags:
+    for name in filter(_long_flag, flags):
         at = bisect.bisect_left(seen, name)
         longer = _started(seen, at, name)
         if longer:
@@ -741,7 +805,7 @@ def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str
     for segment, at in segments:
         launchers: dict[str, Any] = {}
         name, arguments = program(segment, launchers)
-        parsed, _ = parse_arguments(arguments, where, at[len(at) - len(arguments) :])
+        parsed, _ = parse_arguments(arguments, where, at[len(at) - len(arguments) :], name)
         out[_numbered_key(name, out)] = {**parsed, **({"@launcher": launchers} if launchers else {})}
     return out
 

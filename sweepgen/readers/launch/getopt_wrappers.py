@@ -227,10 +227,10 @@ def read(
         at = _options(line, at, not_evaluated)
     except _Refused:
         return None
-    at = _operands(line, at)
-    if at is None or at >= len(words) or line.table.runs_nothing & set(line.flags):
+    command = _operands(line, at)
+    if command is None or command >= len(words) or line.table.runs_nothing & set(line.flags):
         return None
-    return line.flags, at
+    return line.flags, command
 
 
 def _operands(line: _Line, at: int) -> int | None:
@@ -241,7 +241,12 @@ def _operands(line: _Line, at: int) -> int | None:
             return None
         line.flags[key] = line.typed(line.words[at])
         at += 1
-    while line.table.env_words and at < len(line.words) and _assignment(line.text(line.words[at])):
+    return _env_words(line, at) if line.table.env_words else at
+
+
+def _env_words(line: _Line, at: int) -> int:
+    """sudo's ``NAME=value`` words before its command, added to ``line``; the index after them."""
+    while at < len(line.words) and _assignment(line.text(line.words[at])):
         key, _, value = line.text(line.words[at]).partition("=")
         line.add(key, line.part(line.words[at], value))
         at += 1
