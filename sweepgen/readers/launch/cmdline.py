@@ -591,7 +591,7 @@ def parse_arguments(
 # Programs known to read their flags with a parser to which their order is no matter (argparse,
 # click, TRL's TrlParser), but for a flag and its negation (`--bf16 --no_bf16`: the last wins)
 _KNOWN_PARSERS = {"sweepgen", "trl", "sweepgen_trainer.eval", "accelerate", "lm_eval"}
-_KNOWN_PREFIXES = ("trl.scripts.", "trl.cli")
+_KNOWN_PREFIXES = ("trl.scripts.", "trl.cli", "openrlhf.cli.")
 
 
 def _known_parser(program: str) -> bool:
