@@ -107,6 +107,14 @@ def test_a_wrapper_option_the_stub_cannot_see_still_shows():
     ]
 
 
+def test_a_wrapper_word_not_known_is_not_taken_for_the_command():
+    # `stdbuf $OPT python t.py`: $OPT may be an option (and its value the next word) or the command
+    commands = read_shell("#!/bin/bash\nstdbuf $OPT python t.py\n").data["commands"]
+    assert "$OPT" not in commands and list(commands) == ["stdbuf"], commands
+    # sudo's NAME=value words reach the program as strings, as env's do
+    assert line_changes("sudo A=1.0 python t.py", "sudo A=1.00 python t.py")
+
+
 @pytest.mark.parametrize(
     "line",
     ["chrt -p 10 1234", "sudo -l python t.py", "command -v python", "flock /tmp/l -c 'python t.py'",

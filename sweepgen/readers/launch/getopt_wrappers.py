@@ -248,7 +248,8 @@ def _env_words(line: _Line, at: int) -> int:
     """sudo's ``NAME=value`` words before its command, added to ``line``; the index after them."""
     while at < len(line.words) and _assignment(line.text(line.words[at])):
         key, _, value = line.text(line.words[at]).partition("=")
-        line.add(key, line.part(line.words[at], value))
+        word = line.words[at]  # the program gets the value as a string: `1.0` is not `1.00`
+        line.add(key, value if isinstance(word, str) else line.part(word, value))
         at += 1
     return at
 
@@ -262,12 +263,12 @@ def _options(line: _Line, at: int, not_evaluated: Callable[[Word], bool]) -> int
     """The options from ``words[at]`` on, added to ``line``; the index after them (and a ``--``)."""
     while at < len(line.words):
         word = line.text(line.words[at])
+        if not_evaluated(line.words[at]):
+            raise _Refused(word)  # an option, or the command? Its value may be the next word, or none
         if word == "--":
             return at + 1
         if not word.startswith("-") or word == "-":
             return at
-        if not_evaluated(line.words[at]):
-            raise _Refused(word)  # an option not known: its value may be the next word or none
         at = line.long_option(at) if word.startswith("--") else line.short_options(at)
     return at
 
