@@ -226,3 +226,31 @@ def test_an_inserted_flag_is_one_change_and_a_known_parser_ignores_order():
         'commands["t.py"]["@argv order"]'
     ]
     assert line_changes("trl grpo --a 1 --b 2", "trl grpo --b 2 --a 1") == []
+
+
+# `env -S STRING` split by env's own rules (quotes, `\_`, `\c`, `#`, `NAME=value`, options), held
+# to GNU env: before, a string holding any of them was kept whole as env's option, so the program
+# behind it was never found (and `env -S 'A=1 python t.py'` was not `env A=1 python t.py`)
+_ENV_PAIRS = [
+    ("env -S 'A=1 python t.py'", "env A=1 python t.py"),
+    ("env -S 'A=1 python t.py'", "env -S 'A=2 python t.py'"),
+    ("env -S 'python t.py a\\_b'", "env -S 'python t.py a b'"),
+    ("env -S 'python t.py \"a\\_b\"'", "env -S 'python t.py a\\_b'"),
+    ("env -S 'python t.py #--x 1'", "env -S 'python t.py'"),
+    ("env -S 'python t.py a\\cb --x'", "env -S 'python t.py a'"),
+    ("env -S \"python t.py 'a b'\"", "env -S 'python t.py a b'"),
+    ("env -S 'python t.py ${HOME}'", "env -S 'python t.py ${PWD}'"),
+    ("env -S '-u A python t.py'", "env -u A python t.py"),
+    ("env -S 'python t.py \"\" x'", "env -S 'python t.py x'"),
+]
+
+
+@needs_tools
+def test_env_split_string_reads_as_env_splits_it(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text('#!/bin/bash\nprintf \'<%s>\' "$@"; echo "A=${A-unset}"\n')
+    stub.chmod(0o755)
+    for one, two in _ENV_PAIRS:
+        differs = _runs(f"A=0 {one}", tmp_path) != _runs(f"A=0 {two}", tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+    assert list(read_shell("#!/bin/bash\nenv -S 'A=1 python t.py'\n").data["commands"]) == ["t.py"]

@@ -42,6 +42,7 @@ import re2
 from sweepgen.readers.align import ARGV_ORDER
 from sweepgen.readers.launch import (
     containers,
+    envsplit,
     getopt_wrappers,
     launcher_spelling,
     sbatch,
@@ -215,7 +216,7 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             flags, i, module = _launcher_flags(name, words, used)
         key = _as_written(name, words)
         launchers[key if key not in launchers else f"{key} #{len(launchers) + 1}"] = flags
-        words = [*_split_string(name, flags), *words[i:]]
+        words = _split_string(name, flags, words[i:])
         if module is not None:
             # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`, run by
             # the launcher's own interpreter (so no interpreter of its own is recorded)
@@ -239,24 +240,25 @@ def _not_evaluated(word: Word) -> bool:
 
 
 _SPLIT_FLAGS = {"-S", "--split-string"}  # env's, whose value is a command line (no other table has them)
-# what `env -S` splits without its own escapes, quotes or `${VAR}` (read by its rules only there)
-_PLAIN_SPLIT = re.compile(r"[^\\$'\"#=]*")
 
 
-def _split_string(name: str, flags: dict[str, Any]) -> list[Word]:
-    """``env -S "python t.py --lr 1"``: the words env splits the string into, which it runs as
-    given after it (taken out of ``flags``: ``env -S "python t.py"`` is ``env python t.py``); none
-    where the string holds what env's own splitting rules read (escapes, quotes, ``${VAR}``, an
-    assignment) or a word env would read as an option, whose string is kept as written."""
+def _split_string(name: str, flags: dict[str, Any], rest: list[Word]) -> list[Word]:
+    """``env -S "A=1 python t.py --lr 1"``: the words env splits the string into by its own rules
+    (``envsplit``: quotes, escapes, comments), read as given in its place (taken out of ``flags``:
+    its options and ``NAME=value`` words are env's, ``env -S "python t.py"`` is ``env python
+    t.py``), then ``rest``; the words env runs. A string env refuses, or one holding a ``${VAR}``
+    from env's own environment, is kept as env's option, as written."""
     key = "-S" if "-S" in flags else "--split-string"
     value = flags.get(key) if name == "env" else None
-    if not isinstance(value, str) or not _PLAIN_SPLIT.fullmatch(value):
-        return []
-    words = value.split()
-    if not words or words[0].startswith("-"):
-        return []
+    split = envsplit.split(value) if isinstance(value, str) else None
+    if split is None or not all(known for _, known in split):
+        return rest
     del flags[key]
-    return list(words)
+    words: list[Word] = ["env", *(text for text, _ in split), *rest]
+    more, i, _ = _launcher_flags("env", words, 1)
+    for option, given in more.items():
+        _add(flags, option, given)
+    return words[i:]
 
 
 class _LauncherPython(str):
