@@ -57,6 +57,9 @@ _PAIRS = [
     ("command python t.py --x 1", "command python t.py --x 2"),
     ("command -p python t.py --x 1", "command python t.py --x 1"),
     ("exec -a foo python t.py --x 1", "exec -a foo python t.py --x 2"),
+    # bash's builtins behind another wrapper are programs of that name, no builtin (a fuzz found it)
+    ("xargs -n 1 command python t.py --x 1", "command xargs -n 1 python t.py --x 1"),
+    ("chrt -i 0 command python t.py --x 1", "command chrt -i 0 python t.py --x 1"),
 ]
 
 

@@ -204,6 +204,8 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
         if found is None:
             return launchers, words
         name, used = found
+        if name in getopt_wrappers.SHELL_OWN and launchers:
+            return launchers, words  # `xargs command t.py`: no builtin there, but a program of that name
         if name == "srun":
             pairs, i = slurm_options.read_options(words, used, srun.READ, _option_value, stop_at_operand=True)
             flags, module = slurm_options.collect(pairs), None

@@ -117,6 +117,8 @@ _SHORT_KEYS = {
     for name, table in TABLES.items()
 }  # fmt: skip
 NAMES = frozenset(TABLES) | {"time"}
+# bash's own (a builtin, a keyword): only where bash reads the command, never behind another wrapper
+SHELL_OWN = frozenset({"exec", "command", "time"})
 
 
 class _Refused(Exception):
