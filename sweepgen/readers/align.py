@@ -152,3 +152,39 @@ def _families(mapping: dict[str, Any]) -> dict[str, list[str]]:
         base, number = (found.group(1), int(found.group(2))) if found else (key, 1)
         families.setdefault(base, []).append((number, key))
     return {base: [key for _, key in sorted(keys)] for base, keys in families.items()}
+
+
+ARGV_ORDER = "@argv order"  # cmdline's: the flags of a command in the order its argv holds them
+
+
+def reconcile_argv_orders(old: Any, new: Any) -> None:
+    """Each command's ``@argv order`` (the flags a program reading ``sys.argv`` sees, in order)
+    compared as the order of the flags both sides give: where that order is one, the key is
+    dropped on both sides (an inserted or removed flag is only that change); where it differs, each
+    side keeps its common flags in its order, one value (one move is one change). In place, over
+    every mapping both sides hold at one path."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return
+    if ARGV_ORDER in old or ARGV_ORDER in new:
+        _reconcile_one(old, new)
+    for key in old.keys() & new.keys():
+        reconcile_argv_orders(old[key], new[key])
+
+
+def _reconcile_one(old: dict[str, Any], new: dict[str, Any]) -> None:
+    kept = _common_orders(old.pop(ARGV_ORDER, None), new.pop(ARGV_ORDER, None))
+    if kept[0] != kept[1]:
+        old[ARGV_ORDER], new[ARGV_ORDER] = (_one_value(order) for order in kept)
+
+
+def _common_orders(old: Any, new: Any) -> list[list[str]]:
+    """Each side's flags that both sides give, in its order."""
+    flags = [value if isinstance(value, list) else [] for value in (old, new)]
+    common = set(flags[0]) & set(flags[1])
+    return [[str(flag) for flag in side if flag in common] for side in flags]
+
+
+def _one_value(names: list[str]) -> str | list[str]:
+    """The names joined, one value (one move is one change), or the list where a name holds the
+    separator (two orders never read alike)."""
+    return names if any(", " in name for name in names) else ", ".join(names)

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.readers import diff as semantic
-from sweepgen.readers.align import realign_occurrences, same_order
+from sweepgen.readers.align import realign_occurrences, reconcile_argv_orders, same_order
 from sweepgen.readers.configfile import kind_of, read_config
+from sweepgen.readers.diff import Change
 from sweepgen.readers.model import NotEvaluated, ReadResult, not_evaluated
 from sweepgen.readers.structured import yamldocs
 
@@ -67,6 +68,8 @@ def compare(
     globs = semantic.parse_globs(allow)
     unmatched = semantic.unmatched_globs(allow, first.data, second.data)
     changes = semantic.diff(first.data, second.data)
+    if yaml_version is None and _read_as_11(heads, first, second):
+        changes = [*changes, *_changes_as_12((a, b), resolve_bases, kinds, changes)]
     return Comparison(
         first=first,
         second=second,
@@ -78,6 +81,26 @@ def compare(
         opaque=[*not_evaluated(first.data), *not_evaluated(second.data)],
         unmatched=unmatched,
     )
+
+
+def _read_as_11(heads: tuple[str | None, str | None], first: ReadResult, second: ReadResult) -> bool:
+    """Both sides plain YAML read as YAML 1.1 (PyYAML's reading), with a scalar YAML 1.2 reads
+    otherwise (``1e-3``, ``0o10``, ``yes``: warned), which OmegaConf may read otherwise too."""
+    plain = all(head is not None and not _is_spec_text(head) for head in heads)
+    return plain and any("in YAML 1.2" in warning for warning in [*first.warnings, *second.warnings])
+
+
+def _changes_as_12(
+    refs: tuple[str, str], resolve_bases: bool, kinds: tuple[str | None, str | None], found: list[Change]
+) -> list[Change]:
+    """The changes OmegaConf's reading sees that YAML 1.1 (PyYAML's) does not: a plain file's
+    consumer may be either, so ``lr: 1e-3`` against ``lr: '1e-3'`` (one string to PyYAML, a
+    float and a string to OmegaConf) is never "no differences"; ``yes`` against ``true`` (one
+    bool to both) stays equal."""
+    sides = [_load(ref, resolve_bases, "omegaconf", None, kind, None) for ref, kind in zip(refs, kinds)]
+    first, second = _aligned(sides[0], sides[1])
+    seen = {change.path for change in found}
+    return [change for change in semantic.diff(first.data, second.data) if change.path not in seen]
 
 
 def _aligned(first: ReadResult, second: ReadResult) -> tuple[ReadResult, ReadResult]:
@@ -92,6 +115,7 @@ def _aligned(first: ReadResult, second: ReadResult) -> tuple[ReadResult, ReadRes
         _note_order(first, second, ("commands",))
     for path in set(first.ordered) & set(second.ordered):
         _note_order(first, second, path)
+    reconcile_argv_orders(first.data, second.data)
     return first, second
 
 

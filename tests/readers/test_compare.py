@@ -188,3 +188,40 @@ def test_a_hydra_defaults_list_in_another_order_is_a_change_where_not_composed(t
         .format("model: llama", "optim@trainer: adam"),
     )
     assert [ch.dotted for ch in compare(d, moved).changes] == ["defaults.@order"]
+
+
+_SCALARS = [
+    "1e-3",
+    "'1e-3'",
+    "0.001",
+    "yes",
+    "'yes'",
+    "true",
+    "on",
+    "0o10",
+    "'0o10'",
+    "8",
+    "010",
+    "10",
+    ".inf",
+    "0x10",
+]
+
+
+def test_a_plain_yaml_scalar_two_readings_tell_apart_is_a_change(tmp_path):
+    # a plain YAML file's consumer may read it as PyYAML (YAML 1.1: `yaml.safe_load`, TRL) or as
+    # OmegaConf/ruamel (YAML 1.2 floats and octals): a pair either tells apart is a change; before,
+    # `lr: 1e-3` against `lr: '1e-3'` (one string to PyYAML, a float to OmegaConf) was "no differences"
+    import yaml
+    from omegaconf import OmegaConf
+
+    def readings(text: str) -> list[str]:
+        pyyaml, omega = yaml.safe_load(text)["x"], OmegaConf.to_container(OmegaConf.create(text))["x"]
+        return [f"{type(v).__name__}:{v!r}" for v in (pyyaml, omega)]
+
+    for i, one in enumerate(_SCALARS):
+        for two in _SCALARS[i + 1 :]:
+            a = _write(tmp_path, "a.yaml", f"x: {one}\n")
+            b = _write(tmp_path, "b.yaml", f"x: {two}\n")
+            if readings(f"x: {one}\n") != readings(f"x: {two}\n"):
+                assert compare(a, b).changes, (one, two)

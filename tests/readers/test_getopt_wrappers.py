@@ -57,6 +57,9 @@ _PAIRS = [
     ("command python t.py --x 1", "command python t.py --x 2"),
     ("command -p python t.py --x 1", "command python t.py --x 1"),
     ("exec -a foo python t.py --x 1", "exec -a foo python t.py --x 2"),
+    # bash's builtins behind another wrapper are programs of that name, no builtin (a fuzz found it)
+    ("xargs -n 1 command python t.py --x 1", "command xargs -n 1 python t.py --x 1"),
+    ("chrt -i 0 command python t.py --x 1", "command chrt -i 0 python t.py --x 1"),
 ]
 
 
@@ -105,6 +108,14 @@ def test_a_wrapper_option_the_stub_cannot_see_still_shows():
     assert line_changes("flock -s /tmp/l python t.py", "flock -x /tmp/l python t.py") == [
         'commands["t.py"].@launcher.flock["@lock kind"]'
     ]
+
+
+def test_a_wrapper_word_not_known_is_not_taken_for_the_command():
+    # `stdbuf $OPT python t.py`: $OPT may be an option (and its value the next word) or the command
+    commands = read_shell("#!/bin/bash\nstdbuf $OPT python t.py\n").data["commands"]
+    assert "$OPT" not in commands and list(commands) == ["stdbuf"], commands
+    # sudo's NAME=value words reach the program as strings, as env's do
+    assert line_changes("sudo A=1.0 python t.py", "sudo A=1.00 python t.py")
 
 
 @pytest.mark.parametrize(
@@ -172,3 +183,77 @@ def test_shell_option_bundles_with_o_are_read_as_bash_reads_them(tmp_path):
         differs = _runs(one, tmp_path) != _runs(two, tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
         assert "t.py" in read_shell(f"#!/bin/bash\n{one}\n").data["commands"], one  # its code was read
+
+
+# A program's own flags in another order: a script reading `sys.argv` sees it, so the reader keeps
+# it unless the program is known to parse its flags (argparse, click, TrlParser: `trl`, TRL's
+# scripts), where only a flag after its negation (the last wins) is kept. Before round twenty every
+# reorder read as "no differences".
+_TOKENS = ["--a 1", "--a 2", "--b 1", "-c 3", "--bf16", "--no_bf16"]
+
+
+def _trl_like_parser():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--a", type=int)
+    parser.add_argument("--b", type=int)
+    parser.add_argument("-c", type=int)
+    parser.add_argument("--bf16", action="store_true", default=None)
+    parser.add_argument("--no_bf16", dest="bf16", action="store_false")
+    return parser
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.sampled_from(_TOKENS), max_size=4), st.data())
+def test_a_reorder_the_program_could_see_is_shown(one, data):
+    # the second line is the first's tokens in another order, one perhaps dropped or added
+    two = data.draw(st.permutations(one))
+    if data.draw(st.booleans()):
+        two = [*two[1:], *data.draw(st.lists(st.sampled_from(_TOKENS), max_size=1))]
+    words = [" ".join(tokens).split() for tokens in (one, two)]
+    script = [f"python t.py {' '.join(w)}".strip() for w in words]
+    if words[0] != words[1]:  # sys.argv differs: a script reading it sees another command line
+        assert line_changes(*script), script
+    parser = _trl_like_parser()
+    known = [f"python -m trl.scripts.grpo {' '.join(w)}".strip() for w in words]
+    if vars(parser.parse_args(words[0])) != vars(parser.parse_args(words[1])):
+        assert line_changes(*known), known
+
+
+def test_an_inserted_flag_is_one_change_and_a_known_parser_ignores_order():
+    assert line_changes("python t.py --a 1 --b 2", "python t.py --a 1 --c 3 --b 2") == [
+        'commands["t.py"].--c'
+    ]
+    assert line_changes("python t.py --a 1 --b 2", "python t.py --b 2 --a 1") == [
+        'commands["t.py"]["@argv order"]'
+    ]
+    assert line_changes("trl grpo --a 1 --b 2", "trl grpo --b 2 --a 1") == []
+
+
+# `env -S STRING` split by env's own rules (quotes, `\_`, `\c`, `#`, `NAME=value`, options), held
+# to GNU env: before, a string holding any of them was kept whole as env's option, so the program
+# behind it was never found (and `env -S 'A=1 python t.py'` was not `env A=1 python t.py`)
+_ENV_PAIRS = [
+    ("env -S 'A=1 python t.py'", "env A=1 python t.py"),
+    ("env -S 'A=1 python t.py'", "env -S 'A=2 python t.py'"),
+    ("env -S 'python t.py a\\_b'", "env -S 'python t.py a b'"),
+    ("env -S 'python t.py \"a\\_b\"'", "env -S 'python t.py a\\_b'"),
+    ("env -S 'python t.py #--x 1'", "env -S 'python t.py'"),
+    ("env -S 'python t.py a\\cb --x'", "env -S 'python t.py a'"),
+    ("env -S \"python t.py 'a b'\"", "env -S 'python t.py a b'"),
+    ("env -S 'python t.py ${HOME}'", "env -S 'python t.py ${PWD}'"),
+    ("env -S '-u A python t.py'", "env -u A python t.py"),
+    ("env -S 'python t.py \"\" x'", "env -S 'python t.py x'"),
+]
+
+
+@needs_tools
+def test_env_split_string_reads_as_env_splits_it(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text('#!/bin/bash\nprintf \'<%s>\' "$@"; echo "A=${A-unset}"\n')
+    stub.chmod(0o755)
+    for one, two in _ENV_PAIRS:
+        differs = _runs(f"A=0 {one}", tmp_path) != _runs(f"A=0 {two}", tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+    assert list(read_shell("#!/bin/bash\nenv -S 'A=1 python t.py'\n").data["commands"]) == ["t.py"]

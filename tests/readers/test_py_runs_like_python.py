@@ -523,3 +523,18 @@ def test_module_float_constants_are_the_values_python_gives(one: str, two: str):
 def test_numpy_constants_are_its_floats():
     data = read_python("import numpy as np\na = -np.nan\nb = np.inf\nc = np.euler_gamma\n").data
     assert math.copysign(1.0, data["a"]) == -1.0 and data["b"] == math.inf and data["c"] == 0.5772156649015329
+
+
+def test_a_kept_view_sees_a_key_popped_and_added_again_last():
+    # `a.pop('x'); a['x'] = 0` moves x after y: the view `b` iterates y, x where the other file's
+    # iterates x, y (Python runs them so); its text wrote the keys sorted, so the two read equal
+    one = "a = {'x': 0}\nb = a.keys()\na['x'] = 0\na['y'] = 0\na['x'] = 0\n"
+    two = "a = {'x': 0}\nb = a.keys()\na.pop('x', None)\na['y'] = 0\na['x'] = 0\n"
+    ran = [list(_exec(source)["b"]) for source in (one, two)]
+    assert ran[0] != ran[1] and changes(one, two, ".py") == ["b"]
+
+
+def _exec(source: str) -> dict:
+    scope: dict = {}
+    exec(source, scope)
+    return scope

@@ -205,15 +205,22 @@ def test_argparse_command_line_round_trip(flags, rng, equals, split):
     script = "torchrun --nproc_per_node 8 train.py" + joiner + joiner.join(_argv(flags, rng, equals)) + "\n"
     command = read_shell(script).data["commands"]["train.py"]
     assert command.pop("@launcher") == {"torchrun": {"--nproc-per-node": 8}}
+    order = command.pop("@argv order", list(flags))  # the flags in the order written: a script sees it
+    assert sorted(order) == sorted(flags)
     assert _same(command, flags)
 
 
 @settings(max_examples=150, deadline=None)
 @given(_flags, st.randoms(use_true_random=False))
 def test_equivalent_command_line_spellings_read_equal(flags, rng):
-    """Reordered flags, `--f=v` vs `--f v`, `\\` line splits and re-indentation, `&>>` vs `>> f 2>&1`."""
-    one = "python -m pkg.train " + " ".join(_argv(flags, rng, False)) + " &>> run.log\n"
-    two = "python -m pkg.train \\\n        " + " \\\n  ".join(_argv(flags, rng, True)) + " >> run.log 2>&1\n"
+    """Reordered flags (to a program known to parse them: TRL's), `--f=v` vs `--f v`, `\\` line
+    splits and re-indentation, `&>>` vs `>> f 2>&1`."""
+    one = "python -m trl.scripts.sft " + " ".join(_argv(flags, rng, False)) + " &>> run.log\n"
+    two = (
+        "python -m trl.scripts.sft \\\n        "
+        + " \\\n  ".join(_argv(flags, rng, True))
+        + " >> run.log 2>&1\n"
+    )
     assert _same(read_shell(one).data, read_shell(two).data)
 
 

@@ -45,6 +45,7 @@ def test_arrays_expand_where_used_and_redirections_are_not_arguments():
         "t.py": {
             "--lr": 1e-5,
             "--steps": 10,
+            "@argv order": ["--lr", "--steps"],  # a script reading sys.argv sees the order
             "@stdout": ">> log",
             "@stderr": ">> log",
             "@launcher": {"python": {}},
@@ -55,8 +56,13 @@ def test_arrays_expand_where_used_and_redirections_are_not_arguments():
 
 def test_heredoc_read_into_a_variable_is_run_as_a_command():
     one = "read -r -d '' CMD <<EOF\npython t.py --a 1 \\\n  --b 2\nEOF\n$CMD\n"
-    two = "read -r -d '' CMD <<EOF\npython t.py \\\n      --b 2 --a 1\nEOF\n$CMD\n"
-    assert _cmd(one, "t.py") == {"--a": 1, "--b": 2, "@launcher": {"python": {}}}
+    two = "read -r -d '' CMD <<EOF\npython t.py \\\n      --a 1 --b 2\nEOF\n$CMD\n"
+    assert _cmd(one, "t.py") == {
+        "--a": 1,
+        "--b": 2,
+        "@argv order": ["--a", "--b"],
+        "@launcher": {"python": {}},
+    }
     assert diff(read_shell(one).data, read_shell(two).data) == []
 
 
@@ -81,6 +87,7 @@ def test_multi_value_flags_are_lists_and_repeated_flags_are_marked():
         "--range": [0, 1],
         "--tag": {"@repeated": ["a", "b"]},
         "--one": "x",
+        "@argv order": ["--range", "--tag", "--tag", "--one"],
         "@launcher": {"python": {}},
     }
     # argparse reads them apart: `--a 1 --a 2` is 2 (or [1, 2] with action="append"), `--a 1 2`

@@ -39,8 +39,10 @@ from typing import Any
 
 import re2
 
+from sweepgen.readers.align import ARGV_ORDER
 from sweepgen.readers.launch import (
     containers,
+    envsplit,
     getopt_wrappers,
     launcher_spelling,
     sbatch,
@@ -202,6 +204,8 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
         if found is None:
             return launchers, words
         name, used = found
+        if name in getopt_wrappers.SHELL_OWN and launchers:
+            return launchers, words  # `xargs command t.py`: no builtin there, but a program of that name
         if name == "srun":
             pairs, i = slurm_options.read_options(words, used, srun.READ, _option_value, stop_at_operand=True)
             flags, module = slurm_options.collect(pairs), None
@@ -214,7 +218,7 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             flags, i, module = _launcher_flags(name, words, used)
         key = _as_written(name, words)
         launchers[key if key not in launchers else f"{key} #{len(launchers) + 1}"] = flags
-        words = [*_split_string(name, flags), *words[i:]]
+        words = _split_string(name, flags, words[i:])
         if module is not None:
             # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`, run by
             # the launcher's own interpreter (so no interpreter of its own is recorded)
@@ -238,24 +242,25 @@ def _not_evaluated(word: Word) -> bool:
 
 
 _SPLIT_FLAGS = {"-S", "--split-string"}  # env's, whose value is a command line (no other table has them)
-# what `env -S` splits without its own escapes, quotes or `${VAR}` (read by its rules only there)
-_PLAIN_SPLIT = re.compile(r"[^\\$'\"#=]*")
 
 
-def _split_string(name: str, flags: dict[str, Any]) -> list[Word]:
-    """``env -S "python t.py --lr 1"``: the words env splits the string into, which it runs as
-    given after it (taken out of ``flags``: ``env -S "python t.py"`` is ``env python t.py``); none
-    where the string holds what env's own splitting rules read (escapes, quotes, ``${VAR}``, an
-    assignment) or a word env would read as an option, whose string is kept as written."""
+def _split_string(name: str, flags: dict[str, Any], rest: list[Word]) -> list[Word]:
+    """``env -S "A=1 python t.py --lr 1"``: the words env splits the string into by its own rules
+    (``envsplit``: quotes, escapes, comments), read as given in its place (taken out of ``flags``:
+    its options and ``NAME=value`` words are env's, ``env -S "python t.py"`` is ``env python
+    t.py``), then ``rest``; the words env runs. A string env refuses, or one holding a ``${VAR}``
+    from env's own environment, is kept as env's option, as written."""
     key = "-S" if "-S" in flags else "--split-string"
     value = flags.get(key) if name == "env" else None
-    if not isinstance(value, str) or not _PLAIN_SPLIT.fullmatch(value):
-        return []
-    words = value.split()
-    if not words or words[0].startswith("-"):
-        return []
+    split = envsplit.split(value) if isinstance(value, str) else None
+    if split is None or not all(known for _, known in split):
+        return rest
     del flags[key]
-    return list(words)
+    words: list[Word] = ["env", *(text for text, _ in split), *rest]
+    more, i, _ = _launcher_flags("env", words, 1)
+    for option, given in more.items():
+        _add(flags, option, given)
+    return words[i:]
 
 
 class _LauncherPython(str):
@@ -542,19 +547,22 @@ def sbatch_arguments(
     if i < len(words):
         out["@script"] = words[i]
         at["@script"] = lines[i]
-        argv, _ = parse_arguments(words[i + 1 :], where, lines[i + 1 :])
+        argv, _ = parse_arguments(words[i + 1 :], where, lines[i + 1 :], _text(words[i]))
         if argv:
             out["@argv"] = argv
     return out, at
 
 
-def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[dict[str, Any], dict[str, int]]:
-    """argparse flags and Hydra overrides as a nested mapping; the line of each top-level key."""
+def parse_arguments(
+    words: list[Word], where: str, lines: list[int], program: str | None = None
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """argparse flags and Hydra overrides as a nested mapping; the line of each top-level key.
+    With ``program`` named, the order its flags were given in (``argv_order``)."""
     out: dict[str, Any] = {}
     at: dict[str, int] = {}
     overrides: list[tuple[str, str]] = []  # (prefix, dotted key) of each Hydra override, in order
     spreads: list[tuple[str, int]] = []  # each spread, with how many overrides came before it
-    flags: list[str] = []  # each long flag's name, in order
+    flags: list[str] = []  # each flag's name, and each spread, in order
     i = 0
     while i < len(words):
         word, line = words[i], lines[i]
@@ -566,10 +574,10 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             _add(out, text, word)  # its own key: never a flag's value
             at.setdefault(text, line)
             spreads.append((text, len(overrides)))
+            flags.append(text)
             i += 1
         elif is_flag(word):
-            if text.startswith("--"):
-                flags.append(text.partition("=")[0])
+            flags.append(text.partition("=")[0] if text.startswith("--") else text)
             i = _flag(out, at, words, i, where, line)
         else:
             override = _override_or_positional(out, at, word, where, line)
@@ -580,12 +588,72 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
     _note_override_order(out, overrides)
     _note_spread_place(out, overrides, spreads)
     _note_abbreviation_order(out, flags)
+    argv_order(out, program, flags)
     return out, at
+
+
+# Programs known to read their flags with a parser to which their order is no matter (argparse,
+# click, TRL's TrlParser), but for a flag and its negation (`--bf16 --no_bf16`: the last wins)
+_KNOWN_PARSERS = {"sweepgen", "trl", "sweepgen_trainer.eval", "accelerate", "lm_eval"}
+_KNOWN_PREFIXES = ("trl.scripts.", "trl.cli", "openrlhf.cli.")
+
+
+def _known_parser(program: str) -> bool:
+    return program in _KNOWN_PARSERS or program.startswith(_KNOWN_PREFIXES)
+
+
+def argv_order(out: dict[str, Any], program: str | None, flags: list[str]) -> None:
+    """A script reading ``sys.argv`` sees its flags in the order given, so unless ``program`` is
+    known to parse them with argparse, click or TrlParser, that order is kept, ``@argv order``
+    (``--a, --b``: ``t.py --a 1 --b 2`` is not ``t.py --b 2 --a 1``; a diff compares the order of
+    the flags both sides give, ``align.reconcile_argv_orders``, so an inserted flag is one change);
+    for a known parser only a flag given after its negation, or the reverse (``--no_bf16 after
+    --bf16``: the last wins), and a flag after a spread that may hold it."""
+    if program is None:
+        return  # an array of flags, not yet a command
+    if not _known_parser(program):
+        if len(set(flags)) > 1:
+            out[ARGV_ORDER] = list(flags)  # compared by the order of the flags both sides give
+        return
+    after = [*_negations(flags), *_after_spreads(flags)]
+    if after:
+        out.setdefault("@flag order", []).extend(after)
+
+
+def _negations(flags: list[str]) -> list[str]:
+    """``--no_x after --x`` (or ``--x after --no-x``) for each flag given after its negation."""
+    seen: dict[str, str] = {}  # a flag's plain name (no `no`, `_` as `-`) -> the last spelling given
+    notes = []
+    for flag in flags:
+        plain = flag.replace("_", "-")
+        base = plain.removeprefix("--no-") if plain.startswith("--no-") else plain
+        key = "--" + base.removeprefix("--")
+        earlier = seen.get(key)
+        if earlier is not None and earlier.replace("_", "-") != plain:
+            notes.append(f"{flag} after {earlier}")
+        seen[key] = flag
+    return notes
+
+
+def _after_spreads(flags: list[str]) -> list[str]:
+    """``--lr after "$@"``: a flag given after a spread, which may hold that flag (the last wins)."""
+    notes = []
+    spread = None
+    for flag in flags:
+        if not flag.startswith("-"):
+            spread = flag
+        elif spread is not None:
+            notes.append(f"{flag} after {spread}")
+    return notes
 
 
 def _started(seen: list[str], at: int, name: str) -> list[str]:
     """The names of sorted ``seen`` from ``at`` on that ``name`` starts, itself left out."""
     return [other for other in itertools.takewhile(lambda o: o.startswith(name), seen[at:]) if other != name]
+
+
+def _long_flag(name: str) -> bool:
+    return name.startswith("--")
 
 
 def _note_abbreviation_order(out: dict[str, Any], flags: list[str]) -> None:
@@ -597,7 +665,7 @@ def _note_abbreviation_order(out: dict[str, Any], flags: list[str]) -> None:
     written before the longer ones it starts (the usual ``--lr 1 --lr-decay 0.9``) adds none."""
     seen: list[str] = []  # the names so far, sorted: those a name starts follow it
     after: list[str] = []
-    for name in flags:
+    for name in filter(_long_flag, flags):
         at = bisect.bisect_left(seen, name)
         longer = _started(seen, at, name)
         if longer:
@@ -741,7 +809,7 @@ def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str
     for segment, at in segments:
         launchers: dict[str, Any] = {}
         name, arguments = program(segment, launchers)
-        parsed, _ = parse_arguments(arguments, where, at[len(at) - len(arguments) :])
+        parsed, _ = parse_arguments(arguments, where, at[len(at) - len(arguments) :], name)
         out[_numbered_key(name, out)] = {**parsed, **({"@launcher": launchers} if launchers else {})}
     return out
 

@@ -117,6 +117,8 @@ _SHORT_KEYS = {
     for name, table in TABLES.items()
 }  # fmt: skip
 NAMES = frozenset(TABLES) | {"time"}
+# bash's own (a builtin, a keyword): only where bash reads the command, never behind another wrapper
+SHELL_OWN = frozenset({"exec", "command", "time"})
 
 
 class _Refused(Exception):
@@ -227,10 +229,10 @@ def read(
         at = _options(line, at, not_evaluated)
     except _Refused:
         return None
-    at = _operands(line, at)
-    if at is None or at >= len(words) or line.table.runs_nothing & set(line.flags):
+    command = _operands(line, at)
+    if command is None or command >= len(words) or line.table.runs_nothing & set(line.flags):
         return None
-    return line.flags, at
+    return line.flags, command
 
 
 def _operands(line: _Line, at: int) -> int | None:
@@ -241,9 +243,15 @@ def _operands(line: _Line, at: int) -> int | None:
             return None
         line.flags[key] = line.typed(line.words[at])
         at += 1
-    while line.table.env_words and at < len(line.words) and _assignment(line.text(line.words[at])):
+    return _env_words(line, at) if line.table.env_words else at
+
+
+def _env_words(line: _Line, at: int) -> int:
+    """sudo's ``NAME=value`` words before its command, added to ``line``; the index after them."""
+    while at < len(line.words) and _assignment(line.text(line.words[at])):
         key, _, value = line.text(line.words[at]).partition("=")
-        line.add(key, line.part(line.words[at], value))
+        word = line.words[at]  # the program gets the value as a string: `1.0` is not `1.00`
+        line.add(key, value if isinstance(word, str) else line.part(word, value))
         at += 1
     return at
 
@@ -257,12 +265,12 @@ def _options(line: _Line, at: int, not_evaluated: Callable[[Word], bool]) -> int
     """The options from ``words[at]`` on, added to ``line``; the index after them (and a ``--``)."""
     while at < len(line.words):
         word = line.text(line.words[at])
+        if not_evaluated(line.words[at]):
+            raise _Refused(word)  # an option, or the command? Its value may be the next word, or none
         if word == "--":
             return at + 1
         if not word.startswith("-") or word == "-":
             return at
-        if not_evaluated(line.words[at]):
-            raise _Refused(word)  # an option not known: its value may be the next word or none
         at = line.long_option(at) if word.startswith("--") else line.short_options(at)
     return at
 

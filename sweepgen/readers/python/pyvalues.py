@@ -50,7 +50,16 @@ class KeptView(NotEvaluated):
 
     @property
     def source(self) -> str:  # type: ignore[override]
-        return f"{self.call} of {self.text(self.held)}"
+        return f"{self.call} of {self.text(self.held)}{_key_order(self.held)}"
+
+
+def _key_order(held: Any) -> str:
+    """A dict's keys in the order a view iterates them, where that is not the order its text
+    writes them in (sorted): ``a.pop('x'); a['x'] = 0`` moves x last, and a view sees it."""
+    if not isinstance(held, dict):
+        return ""
+    keys = [value_text(key) for key in held]
+    return "" if keys == sorted(keys) else f" (keys in order {', '.join(keys)})"
 
 
 def frozen_views(value: Any, memo: dict[int, Any] | None = None) -> Any:

@@ -632,8 +632,10 @@ class Reader(Walk):
             launchers.update(more)
             name, arguments = cmdline.program(inner, launchers)
         lines = [w.line or line for w in words[len(words) - len(arguments) :]] if arguments else []
-        reader = cmdline.sbatch_arguments if os.path.basename(name) == "sbatch" else cmdline.parse_arguments
-        parsed, at = reader(arguments, self.filename, lines)
+        if os.path.basename(name) == "sbatch":
+            parsed, at = cmdline.sbatch_arguments(arguments, self.filename, lines)
+        else:
+            parsed, at = cmdline.parse_arguments(arguments, self.filename, lines, name)
         data: dict[str, Any] = dict(parsed)
         if launchers:
             data["@launcher"] = launchers
