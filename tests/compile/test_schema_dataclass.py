@@ -177,6 +177,11 @@ def test_the_committed_trl_schema_file_is_the_export_of_the_installed_trl():
             "vllm_importance_sampling_clip_max: null",
             "a *_truncate vllm_importance_sampling_mode needs",
         ),
+        (
+            "  num_generations: 8\n  eval_strategy: steps\n  eval_steps: 2.5",
+            "eval_steps: 2.5",
+            "eval_steps above 1 to be a whole",
+        ),
     ],
 )
 def test_a_class_schema_refuses_what_trl_raises_at_the_start_as_the_command_schema_does(
@@ -248,6 +253,17 @@ _POST_INIT_CASES = [
     {"torch_empty_cache_steps": 4},
     {"dataloader_prefetch_factor": 2},
     {"dataloader_prefetch_factor": 2, "dataloader_num_workers": 1},
+    # a *_steps above 1 under its "steps" strategy: whole (2.0 taken), fractions below 1 taken
+    {"logging_steps": 2.5},
+    {"logging_steps": 2.0},
+    {"logging_steps": 0.5},
+    {"logging_steps": 2.5, "logging_strategy": "no"},
+    {"save_steps": 7.5},
+    {"save_steps": 8.0},
+    {"save_steps": 7.5, "save_strategy": "epoch"},
+    {"eval_steps": 2.5, "eval_strategy": "steps"},
+    {"eval_steps": 3.0, "eval_strategy": "steps"},
+    {"eval_steps": 2.5},
 ]
 
 

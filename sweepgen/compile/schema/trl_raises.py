@@ -259,6 +259,8 @@ def _refuse(
 
 _EVAL_OFF = {"eval_strategy": {"not": {"enum": ["steps", "epoch"]}}}  # unset: "no"
 _TRUE = {"const": True}
+# transformers' _validate_args: a *_steps above 1 under its "steps" strategy must be whole (it casts it)
+_NOT_WHOLE_ABOVE_1 = {"type": "number", "exclusiveMinimum": 1, "not": {"multipleOf": 1}}
 # transformers' TrainingArguments._validate_args (5.x), for every TRL config class: what it raises
 # for at each run's start whatever the machine, checked against the installed classes by the tests
 _TRAINING_ARGS: list[tuple[frozenset[str], dict[str, Any]]] = [
@@ -308,6 +310,20 @@ _TRAINING_ARGS: list[tuple[frozenset[str], dict[str, Any]]] = [
             "logging_strategy steps (its default) needs a logging_steps other than 0",
             {"logging_strategy": {"enum": ["steps"]}},
         ),
+    ),
+    *(
+        (
+            frozenset({f"{kind}_steps", f"{kind}_strategy"}),
+            _refuse(
+                f"{kind}_steps",
+                _NOT_WHOLE_ABOVE_1,
+                f"transformers requires {kind}_steps above 1 to be a whole number (2.0 is taken; one "
+                f"below 1 is a fraction of the run's steps): write e.g. {kind}_steps: 2",
+                {f"{kind}_strategy": {"enum": ["steps"]}},
+                unset_matches=unset,  # logging's and saving's default strategy is "steps", eval's "no"
+            ),
+        )
+        for kind, unset in (("logging", True), ("eval", False), ("save", True))
     ),
     (
         frozenset({"torch_empty_cache_steps"}),
