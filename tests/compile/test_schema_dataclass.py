@@ -318,6 +318,12 @@ _ACROSS_CASES = [
     {**_BEST, "eval_steps": 0.1, "save_steps": 20},
     {**_BEST, "eval_steps": 10, "save_steps": 25, "save_strategy": "best"},
     {**_BEST, "eval_steps": 10, "save_steps": 25, "load_best_model_at_end": False},
+    # eval_steps unset or 0 under eval_strategy steps: every logging_steps, which must be above 0
+    {"eval_strategy": "steps", "logging_strategy": "no", "logging_steps": 0},
+    {"eval_strategy": "steps", "logging_strategy": "no", "logging_steps": 0, "eval_steps": 0},
+    {"eval_strategy": "steps", "logging_strategy": "no", "logging_steps": 0, "eval_steps": 5},
+    {"eval_strategy": "steps", "logging_strategy": "no", "logging_steps": -1},
+    {"eval_strategy": "epoch", "logging_strategy": "no", "logging_steps": 0},
 ]
 
 

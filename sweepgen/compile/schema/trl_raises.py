@@ -385,7 +385,22 @@ def across_fields(config: dict[str, Any], defaults: dict[str, Any]) -> list[tupl
     if not isinstance(config, dict):
         return []
     value = {**defaults, **config}.get
-    return [*_clip_order(config, value), *_save_every_eval(config, value)] if set(defaults) else []
+    found = [*_clip_order(config, value), *_eval_every(config, value), *_save_every_eval(config, value)]
+    return found if set(defaults) else []
+
+
+def _eval_every(config: dict[str, Any], value: Any) -> list[tuple[str, str]]:
+    """TrainingArguments.__post_init__: eval_strategy steps with eval_steps unset (or 0) evaluates
+    every logging_steps, which must then be above 0."""
+    logging = value("logging_steps")
+    if not _evaluates_by_logging(value) or not _number(logging) or logging > 0:
+        return []
+    key = "eval_steps" if "eval_steps" in config else "eval_strategy"
+    why = (
+        f"eval_strategy steps with eval_steps unset or 0 evaluates every logging_steps, here {logging}: "
+        "transformers raises at each run's start; set eval_steps (e.g. 100)"
+    )
+    return [(key, why)]
 
 
 def _number(value: Any) -> bool:
@@ -408,6 +423,10 @@ def _clip_order(config: dict[str, Any], value: Any) -> list[tuple[str, str]]:
             "or raise clip_max",
         )
     ]
+
+
+def _evaluates_by_logging(value: Any) -> bool:
+    return value("eval_strategy") == "steps" and not value("eval_steps")
 
 
 def _save_every_eval(config: dict[str, Any], value: Any) -> list[tuple[str, str]]:
