@@ -71,3 +71,23 @@ def test_an_option_closed_under_a_value_that_is_not_the_default_needs_that_value
     assert jsonschema_subset.validate({"scale": "batc"}, schema) == []
     assert jsonschema_subset.validate({"scale": "batc", "agg": 1}, schema) == []  # 1 is not true
     assert jsonschema_subset.validate({"scale": "batc", "agg": True}, schema) != []
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    st.sampled_from([1, 0.5, 2, 0.1]),
+    st.one_of(
+        st.integers(-20, 20),
+        st.floats(-20, 20, allow_nan=False, allow_infinity=False).map(lambda f: round(f, 1)),
+    ),
+)
+def test_multiple_of_fits_exactly_what_jsonschema_accepts(step, value):
+    """multipleOf (TRL's `*_steps` above 1 must be whole: 2.0 is, 2.5 is not), the subset against
+    the jsonschema package, alone and under `not`."""
+    for schema in (
+        {"multipleOf": step},
+        {"type": "number", "exclusiveMinimum": 1, "not": {"multipleOf": step}},
+    ):
+        jsonschema_subset.check_schema(schema)
+        oracle = jsonschema.Draft202012Validator(schema).is_valid(value)
+        assert (jsonschema_subset.validate(value, schema) == []) == oracle, (schema, value)

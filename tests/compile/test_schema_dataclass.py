@@ -4,6 +4,7 @@ error at the spec's file:line. The example spec for TRL's own `trl grpo` CLI pas
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -177,6 +178,16 @@ def test_the_committed_trl_schema_file_is_the_export_of_the_installed_trl():
             "vllm_importance_sampling_clip_max: null",
             "a *_truncate vllm_importance_sampling_mode needs",
         ),
+        (
+            "  num_generations: 8\n  eval_strategy: steps\n  eval_steps: 2.5",
+            "eval_steps: 2.5",
+            "eval_steps above 1 to be a whole",
+        ),
+        (
+            "  num_generations: 8\n  vllm_importance_sampling_clip_min: 3.5",
+            "clip_min: 3.5",
+            "clip_min (3.5) must be below vllm_importance_sampling_clip_max (3.0",
+        ),
     ],
 )
 def test_a_class_schema_refuses_what_trl_raises_at_the_start_as_the_command_schema_does(
@@ -248,6 +259,17 @@ _POST_INIT_CASES = [
     {"torch_empty_cache_steps": 4},
     {"dataloader_prefetch_factor": 2},
     {"dataloader_prefetch_factor": 2, "dataloader_num_workers": 1},
+    # a *_steps above 1 under its "steps" strategy: whole (2.0 taken), fractions below 1 taken
+    {"logging_steps": 2.5},
+    {"logging_steps": 2.0},
+    {"logging_steps": 0.5},
+    {"logging_steps": 2.5, "logging_strategy": "no"},
+    {"save_steps": 7.5},
+    {"save_steps": 8.0},
+    {"save_steps": 7.5, "save_strategy": "epoch"},
+    {"eval_steps": 2.5, "eval_strategy": "steps"},
+    {"eval_steps": 3.0, "eval_strategy": "steps"},
+    {"eval_steps": 2.5},
 ]
 
 
@@ -274,3 +296,59 @@ def test_the_class_schema_refuses_exactly_what_the_class_s_post_init_raises_for(
         except ValueError:
             raised = True
         assert bool(jsonschema_subset.validate(case, schema)) is raised, (name, case)
+
+
+_BEST = {"load_best_model_at_end": True, "eval_strategy": "steps", "save_strategy": "steps"}
+# two numbers against each other, which no JSON Schema says: GRPO's clip bounds, and transformers'
+# save_steps a multiple of eval_steps (unset: logging_steps) under load_best_model_at_end
+_ACROSS_CASES = [
+    {"vllm_importance_sampling_clip_min": 0.5},
+    {"vllm_importance_sampling_clip_min": 3.0},
+    {"vllm_importance_sampling_clip_min": 4.0, "vllm_importance_sampling_clip_max": None},
+    {"vllm_importance_sampling_clip_min": 2.0, "vllm_importance_sampling_clip_max": 2.0},
+    {"vllm_importance_sampling_clip_min": 0.5, "vllm_importance_sampling_clip_max": 0.4},
+    {**_BEST, "eval_steps": 10, "save_steps": 25},
+    {**_BEST, "eval_steps": 10, "save_steps": 30},
+    {**_BEST, "eval_steps": 10.0, "save_steps": 30.0},
+    {**_BEST, "save_steps": 25},  # eval_steps from logging_steps (10 in TRL's classes)
+    {**_BEST, "save_steps": 20},
+    {**_BEST, "logging_steps": 7},  # save_steps' default 500
+    {**_BEST, "eval_steps": 0.1, "save_steps": 0.3},
+    {**_BEST, "eval_steps": 0.2, "save_steps": 0.3},
+    {**_BEST, "eval_steps": 0.1, "save_steps": 20},
+    {**_BEST, "eval_steps": 10, "save_steps": 25, "save_strategy": "best"},
+    {**_BEST, "eval_steps": 10, "save_steps": 25, "load_best_model_at_end": False},
+    # eval_steps unset or 0 under eval_strategy steps: every logging_steps, which must be above 0
+    {"eval_strategy": "steps", "logging_strategy": "no", "logging_steps": 0},
+    {"eval_strategy": "steps", "logging_strategy": "no", "logging_steps": 0, "eval_steps": 0},
+    {"eval_strategy": "steps", "logging_strategy": "no", "logging_steps": 0, "eval_steps": 5},
+    {"eval_strategy": "steps", "logging_strategy": "no", "logging_steps": -1},
+    {"eval_strategy": "epoch", "logging_strategy": "no", "logging_steps": 0},
+]
+
+
+@pytest.mark.parametrize("name", ["GRPOConfig", "RLOOConfig", "SFTConfig"])
+def test_the_class_and_command_schemas_refuse_exactly_what_two_numbers_make_trl_raise_for(tmp_path, name):
+    """TRL's classes built in-process are the oracle for `schema: trl:<Class>` and the `trl:<command>`
+    schema alike: each case is refused by both exactly when the class raises."""
+    import warnings
+
+    import trl
+
+    from sweepgen.compile.schema import validate
+    from sweepgen.errors import Location
+
+    cls = getattr(trl, name)
+    fields = {f.name for f in dataclasses.fields(cls)}
+    by_class = validate._dataclass_validator(cls, f"trl:{name}", Location("spec"))
+    command = validate.command_validator(name.removesuffix("Config").lower(), Location("spec"))
+    for case in (c for c in _ACROSS_CASES if set(c) <= fields):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cls(**{"output_dir": str(tmp_path), "use_cpu": True, "bf16": False, **case})
+            raised = False
+        except ValueError:
+            raised = True
+        assert bool(by_class(case)) is raised, (name, case, by_class(case))
+        assert bool(command(case)) is raised, (name, case, command(case))

@@ -50,6 +50,12 @@ CASES = [
     {"per_device_train_batch_size": 4, "num_generations": 3, "generation_batch_size": 8},
     {"num_generations": 3},  # the class's default batch (8)
     {},
+    # the eval batch (an eval_strategy): per_device_eval_batch_size x processes in whole groups of
+    # num_generations_eval (unset: num_generations, default 8)
+    {"eval_strategy": "steps", "per_device_eval_batch_size": 2},
+    {"eval_strategy": "steps", "per_device_eval_batch_size": 2, "num_generations_eval": 2},
+    {"eval_strategy": "epoch", "per_device_train_batch_size": 3, "num_generations": 3},
+    {"per_device_eval_batch_size": 3},  # no evaluation
 ]
 
 
@@ -83,6 +89,23 @@ def test_the_process_count_the_command_asks_for_is_the_one_judged(tmp_path, monk
     assert code == 2 and "the generation batch 2 holds no whole groups of num_generations 4" in said, said
     line = Path("generated/t/beta1.yaml").read_text().splitlines().index("num_generations: 4") + 1
     assert f"generated/t/beta1.yaml:{line}:1:" in said
+
+
+def test_the_eval_batch_is_judged_at_the_process_count_the_command_asks_for(tmp_path, monkeypatch):
+    """GRPO's eval batch: 2 a device x 2 processes = 4, whole groups of 4; at one process 2 is none,
+    refused at per_device_eval_batch_size's line (before: every run failed in GRPOConfig)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    sizes = {"per_device_train_batch_size": 4, "num_generations": 4, "gradient_accumulation_steps": 1}
+    _sweep(tmp_path, {**sizes, "eval_strategy": "steps", "per_device_eval_batch_size": 2})
+    code, said = _run("accelerate launch --num_processes 2 -m trl.scripts.grpo --config {config}")
+    assert code == 0, said
+    code, said = _run("accelerate launch --num_processes 1 -m trl.scripts.grpo --config {config}")
+    assert code == 2 and "the eval batch holds no whole groups of 4 generations (num_generations)" in said, (
+        said
+    )
+    line = Path("generated/t/beta1.yaml").read_text().splitlines().index("per_device_eval_batch_size: 2") + 1
+    assert f"generated/t/beta1.yaml:{line}:1:" in said and "Traceback" not in said
 
 
 def test_an_unknown_process_count_is_not_judged(tmp_path, monkeypatch):

@@ -39,6 +39,7 @@ SUPPORTED = frozenset(
         "maximum",
         "exclusiveMinimum",
         "exclusiveMaximum",
+        "multipleOf",
         "minLength",
         "maxLength",
         "pattern",
@@ -176,6 +177,7 @@ _VALUE_KINDS: dict[str, tuple[Any, str]] = {
         ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"), (_finite_number, "a finite number")
     ),
     **dict.fromkeys(("minLength", "maxLength", "minItems", "maxItems"), (_count, "a non-negative integer")),
+    "multipleOf": (lambda v: _finite_number(v) and v > 0, "a number above 0"),
 }
 
 
@@ -193,6 +195,32 @@ def _subschemas(schema: dict[str, Any], where: str) -> list[tuple[Any, str]]:
         for i, sub in enumerate(schema.get(kw, []))
     ]
     return out
+
+
+_BOUNDS = (
+    ("minimum", operator.ge),
+    ("maximum", operator.le),
+    ("exclusiveMinimum", operator.gt),
+    ("exclusiveMaximum", operator.lt),
+)
+
+
+def _bounds(value: float, schema: dict[str, Any], path: str) -> list[tuple[str, str]]:
+    """A number's problems with ``schema``'s bounds and ``multipleOf`` (as python-jsonschema
+    decides it: the quotient a whole number, so 2.0 is a multiple of 1)."""
+    out = [
+        (path, f"violates {kw} {schema[kw]}")
+        for kw, ok in _BOUNDS
+        if kw in schema and not ok(value, schema[kw])
+    ]
+    if "multipleOf" in schema and not _multiple(value, schema["multipleOf"]):
+        out.append((path, f"is not a multiple of {schema['multipleOf']}"))
+    return out
+
+
+def _multiple(value: float, step: float) -> bool:
+    quotient = value / step
+    return math.isfinite(quotient) and quotient == int(quotient)
 
 
 def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a table to read, not to split
@@ -214,14 +242,7 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     if "const" in schema and not same(value, schema["const"]):
         out.append((path, f"must be {schema['const']!r}"))
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        for kw, ok in (
-            ("minimum", operator.ge),
-            ("maximum", operator.le),
-            ("exclusiveMinimum", operator.gt),
-            ("exclusiveMaximum", operator.lt),
-        ):
-            if kw in schema and not ok(value, schema[kw]):
-                out.append((path, f"violates {kw} {schema[kw]}"))
+        out.extend(_bounds(value, schema, path))
     if isinstance(value, str):
         if "minLength" in schema and len(value) < schema["minLength"]:
             out.append((path, f"shorter than {schema['minLength']}"))

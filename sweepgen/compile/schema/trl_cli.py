@@ -51,8 +51,9 @@ _ENV = {
 # GRPO's and RLOO's generation batch; 8: list options closed item by item, DPO's `loss_type`;
 # SFT's padding_free without packing; flags the trainer turns off, DPO's padding_free;
 # 9: `resume_from_checkpoint: true`, which Trainer.train takes; 10: GRPO's and RLOO's own
-# __post_init__ refusals by class, TrainingArguments._validate_args' under every class)
-CACHE_FORMAT = 10
+# __post_init__ refusals by class, TrainingArguments._validate_args' under every class;
+# 11: a *_steps above 1 that is no whole number)
+CACHE_FORMAT = 11
 
 
 def command_of(ref: str) -> str | None:

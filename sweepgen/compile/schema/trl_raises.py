@@ -8,6 +8,7 @@ with a ``num_generations`` field is its own.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from typing import Any
 
@@ -259,6 +260,8 @@ def _refuse(
 
 _EVAL_OFF = {"eval_strategy": {"not": {"enum": ["steps", "epoch"]}}}  # unset: "no"
 _TRUE = {"const": True}
+# transformers' _validate_args: a *_steps above 1 under its "steps" strategy must be whole (it casts it)
+_NOT_WHOLE_ABOVE_1 = {"type": "number", "exclusiveMinimum": 1, "not": {"multipleOf": 1}}
 # transformers' TrainingArguments._validate_args (5.x), for every TRL config class: what it raises
 # for at each run's start whatever the machine, checked against the installed classes by the tests
 _TRAINING_ARGS: list[tuple[frozenset[str], dict[str, Any]]] = [
@@ -309,6 +312,20 @@ _TRAINING_ARGS: list[tuple[frozenset[str], dict[str, Any]]] = [
             {"logging_strategy": {"enum": ["steps"]}},
         ),
     ),
+    *(
+        (
+            frozenset({f"{kind}_steps", f"{kind}_strategy"}),
+            _refuse(
+                f"{kind}_steps",
+                _NOT_WHOLE_ABOVE_1,
+                f"transformers requires {kind}_steps above 1 to be a whole number (2.0 is taken; one "
+                f"below 1 is a fraction of the run's steps): write e.g. {kind}_steps: 2",
+                {f"{kind}_strategy": {"enum": ["steps"]}},
+                unset_matches=unset,  # logging's and saving's default strategy is "steps", eval's "no"
+            ),
+        )
+        for kind, unset in (("logging", True), ("eval", False), ("save", True))
+    ),
     (
         frozenset({"torch_empty_cache_steps"}),
         _refuse(
@@ -354,3 +371,89 @@ def _of_classes(props: dict[str, Any], classes: Collection[str]) -> list[dict[st
         keys, held = _CLASS_RULES[name]
         rules += held if set(props) >= keys else []
     return rules
+
+
+# What transformers and TRL raise at each run's start across two numbers, which JSON Schema cannot
+# say: judged on the config with the class's defaults for the keys it leaves unset
+_CLIP = ("vllm_importance_sampling_clip_min", "vllm_importance_sampling_clip_max")
+_STEPS = ("save_steps", "eval_steps", "logging_steps")
+
+
+def across_fields(config: dict[str, Any], defaults: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, why) for each two-number rule ``config`` breaks, its unset keys at ``defaults`` (the
+    class's fields and their defaults; a rule whose keys the class lacks is not judged)."""
+    if not isinstance(config, dict):
+        return []
+    value = {**defaults, **config}.get
+    found = [*_clip_order(config, value), *_eval_every(config, value), *_save_every_eval(config, value)]
+    return found if set(defaults) else []
+
+
+def _eval_every(config: dict[str, Any], value: Any) -> list[tuple[str, str]]:
+    """TrainingArguments.__post_init__: eval_strategy steps with eval_steps unset (or 0) evaluates
+    every logging_steps, which must then be above 0."""
+    logging = value("logging_steps")
+    if not _evaluates_by_logging(value) or not _number(logging) or logging > 0:
+        return []
+    key = "eval_steps" if "eval_steps" in config else "eval_strategy"
+    why = (
+        f"eval_strategy steps with eval_steps unset or 0 evaluates every logging_steps, here {logging}: "
+        "transformers raises at each run's start; set eval_steps (e.g. 100)"
+    )
+    return [(key, why)]
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _clip_order(config: dict[str, Any], value: Any) -> list[tuple[str, str]]:
+    """GRPOConfig.__post_init__: clip_min must be below clip_max (the deprecated
+    ``vllm_importance_sampling_cap``, when set, stands for clip_max)."""
+    cap = value("vllm_importance_sampling_cap")
+    low, high = value(_CLIP[0]), value(_CLIP[1]) if cap is None else cap
+    if not (_number(low) and _number(high) and low >= high):
+        return []
+    key = _CLIP[0] if _CLIP[0] in config else _CLIP[1]
+    return [
+        (
+            key,
+            f"GRPO raises at each run's start: vllm_importance_sampling_clip_min ({low}) must be below "
+            f"vllm_importance_sampling_clip_max ({high}, its default 3.0 when unset): lower clip_min, "
+            "or raise clip_max",
+        )
+    ]
+
+
+def _evaluates_by_logging(value: Any) -> bool:
+    return value("eval_strategy") == "steps" and not value("eval_steps")
+
+
+def _save_every_eval(config: dict[str, Any], value: Any) -> list[tuple[str, str]]:
+    """TrainingArguments._validate_args: with load_best_model_at_end and both strategies "steps",
+    save_steps must be a multiple of eval_steps (unset or 0: logging_steps), both whole or both
+    fractions of the run."""
+    best_by_steps = (value("load_best_model_at_end"), value("save_strategy"), value("eval_strategy"))
+    save, every = value("save_steps"), value("eval_steps") or value("logging_steps")
+    if best_by_steps != (True, "steps", "steps") or not _positive(save, every) or _multiple(save, every):
+        return []
+    key = "save_steps" if "save_steps" in config else "load_best_model_at_end"
+    return [(key, _save_every_eval_why(save, every, from_logging=not value("eval_steps")))]
+
+
+def _save_every_eval_why(save: float, every: float, *, from_logging: bool) -> str:
+    return (
+        f"load_best_model_at_end needs save_steps ({save}) to be a multiple of eval_steps ({every}"
+        f"{', from logging_steps as eval_steps is unset' if from_logging else ''}); transformers raises "
+        "at each run's start: make save_steps a multiple of eval_steps"
+    )
+
+
+def _positive(*values: Any) -> bool:
+    return all(_number(v) and v > 0 for v in values)
+
+
+def _multiple(save: float, every: float) -> bool:
+    """As transformers decides: a round multiple, or both fractions of the run (below 1) whose
+    millionths divide; a fraction mixed with a number of steps never is."""
+    return save % every == 0 or (every < 1 and save < 1 and (save * 1_000_000) % (every * 1_000_000) == 0)

@@ -86,9 +86,19 @@ def load_validator(spec: Spec) -> Validator | None:
         return _json_schema(spec, ref, loc)
     command = trl_cli.command_of(ref)
     if command is not None:  # no import when the cache holds it: not subject to --no-import
-        cli_schema = trl_cli.command_schema(command, loc)
-        return lambda config: jsonschema_subset.validate(config, cli_schema)
+        return command_validator(command, loc)
     return _module_class(ref, loc)
+
+
+def command_validator(command: str, loc: Location) -> Validator:
+    """A ``trl:<command>`` schema's validator: its JSON Schema, and the rules across two numbers
+    (trl_raises.across_fields) with its fields' defaults."""
+    cli_schema = trl_cli.command_schema(command, loc)
+    defaults = {k: p["default"] for k, p in cli_schema.get("properties", {}).items() if "default" in p}
+    return lambda config: [
+        *jsonschema_subset.validate(config, cli_schema),
+        *trl_raises.across_fields(config, defaults),
+    ]
 
 
 def _module_class(ref: str, loc: Location) -> Validator | None:
@@ -167,6 +177,7 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
     # what the class's __post_init__ (or PEFT) raises at the run's start, as the export says it, and
     # the list fields whose every item the code closes (DPO's `loss_type`), the flags it turns off
     raises = _with_items(trl_raises.validator_schema(cls, known), cls.__module__, known)
+    defaults = _field_defaults(cls) if trl_raises.from_hugging_face(cls) else {}
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
         try:
@@ -176,13 +187,22 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
         # a str field with `choices` metadata (ModelConfig.dtype): held to them, like the export;
         # one closed only under another field's value (code_guards), when the config has that value
         held = [*choices.items(), *((g.field, (g.values, g.why)) for g in guarded if g.applies(config))]
-        return [
-            (name, jsonschema_subset.not_one_of(config[name], {"enum": allowed, "$comment": why}))
-            for name, (allowed, why) in held
-            if isinstance(config.get(name), str) and config[name] not in allowed
-        ] + (jsonschema_subset.validate(config, raises) if raises else [])
+        return (
+            [
+                (name, jsonschema_subset.not_one_of(config[name], {"enum": allowed, "$comment": why}))
+                for name, (allowed, why) in held
+                if isinstance(config.get(name), str) and config[name] not in allowed
+            ]
+            + (jsonschema_subset.validate(config, raises) if raises else [])
+            + trl_raises.across_fields(config, defaults)
+        )
 
     return validate
+
+
+def _field_defaults(cls: type) -> dict[str, Any]:
+    """Each field of ``cls`` and its default (a factory's is left out: never a number)."""
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
 
 
 def _with_items(rules: dict[str, Any] | None, module: str, known: list[str]) -> dict[str, Any] | None:

@@ -35,7 +35,10 @@ _CLASSES = {
 _TRAINING_ARGS = ("transformers.training_args", "TrainingArguments")
 _FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
 _NAMED = (*_FIELDS, "generation_batch_size", "steps_per_generation")
-READS = frozenset(_NAMED)  # of a run's config
+# the eval batch: with an eval_strategy (do_eval then true), per_device_eval_batch_size x processes
+# must hold whole groups of num_generations_eval (unset: num_generations)
+_EVAL = ("per_device_eval_batch_size", "num_generations_eval", "eval_strategy")
+READS = frozenset({*_NAMED, *_EVAL})  # of a run's config
 
 
 def judge(
@@ -54,19 +57,65 @@ def judge(
     ``defaults`` (False: the run's trl is another's, nothing unset is judged)."""
     values = _values(config, script, defaults) if processes is not None and script in _CLASSES else None
     found = _refused_batch(config, values, processes) if values is not None and processes else None
-    if found is None:
+    if found is not None:
+        problem, said = found
+        _refuse(
+            sweep_dir, task, problem, said, _named_key(config, given), given, _train_hint(processes, given)
+        )
+    if processes and script in _CLASSES:
+        _judge_eval(sweep_dir, task, config, processes, given, _eval_values(config, script, defaults))
+
+
+def _judge_eval(
+    sweep_dir: Path,
+    task: RunTask,
+    config: Mapping[str, Any],
+    processes: int,
+    given: Collection[str],
+    held: tuple[int, int, str] | None,
+) -> None:
+    """The eval batch's refusal: ``held`` (_eval_values') at ``processes`` holds no whole groups."""
+    if held is None or (held[0] * processes) % held[1] == 0:
         return
-    problem, said = found
-    key = _named_key(config, given)
+    key = next((k for k in _EVAL if k in given or k in config), _EVAL[0])
+    said = f"per_device_eval_batch_size {held[0]} x {processes} process(es) = {held[0] * processes}"
+    problem = f"the eval batch holds no whole groups of {held[1]} generations ({held[2]})"
+    hint = (
+        f"make per_device_eval_batch_size x {processes} process(es) a multiple of {held[1]}, or "
+        "set num_generations_eval to a divisor of it"
+    )
+    _refuse(sweep_dir, task, problem, said, key, given, hint + _on_command_line(given))
+
+
+def _train_hint(processes: int | None, given: Collection[str]) -> str:
+    return (
+        f"make the generation batch a multiple of num_generations at {processes} process(es): "
+        "change per_device_train_batch_size, gradient_accumulation_steps or num_generations"
+        + _on_command_line(given)
+    )
+
+
+def _refuse(
+    sweep_dir: Path, task: RunTask, problem: str, said: str, key: str, given: Collection[str], hint: str
+) -> None:
     raise ConfigError(
         f"run {task.name!r} would fail at its start: {problem} ({said}; GRPOConfig's and RLOOConfig's "
         "__post_init__ raise)",
         location=Location("--command") if key in given else key_location(sweep_dir, task, key),
         key=key,
-        hint=f"make the generation batch a multiple of num_generations at {processes} process(es): "
-        "change per_device_train_batch_size, gradient_accumulation_steps or num_generations"
-        + _on_command_line(given),
+        hint=hint,
     )
+
+
+def _eval_values(config: Mapping[str, Any], script: str, defaults: bool) -> tuple[int, int, str] | None:
+    """(per_device_eval_batch_size, the eval group size, where that size comes from) of a run that
+    evaluates (its eval_strategy, unset "no", not "no"); None where it does not, or one is not known."""
+    names = (*_EVAL, "num_generations")
+    value = {n: config.get(n, _default(script, n) if defaults else None) for n in names}
+    source = "num_generations_eval" if value["num_generations_eval"] else "num_generations"
+    found = (value["per_device_eval_batch_size"], value[source], source)
+    evaluates = value["eval_strategy"] in ("steps", "epoch")  # PER_RUN (filled per run) is neither
+    return found if evaluates and _count(found[0]) and _count(found[1]) else None
 
 
 def _named_key(config: Mapping[str, Any], given: Collection[str]) -> str:
