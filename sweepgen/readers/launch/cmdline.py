@@ -79,6 +79,7 @@ _LAUNCHERS: dict[str, set[str]] = {
                "--all-extras", "--active", "--no-active", "--offline", "--quiet", "-q"},
     "ray job submit": {"--no-wait", "--verify", "-v"},
     "mpirun": {"--allow-run-as-root", "--oversubscribe", "--bind-to-none"},
+    "mpiexec": {"--allow-run-as-root", "--oversubscribe", "--bind-to-none"},
     "nohup": set(),
     "env": {"-i", "--ignore-environment"},
     # coreutils' and util-linux's wrappers (their `--help`; each parses with getopt's `+`, so its
@@ -99,6 +100,11 @@ _LAUNCHERS: dict[str, set[str]] = {
     "conda run": {"-v", "--verbose", "--debug", "--trace", "--dev", "--debug-wrapper-scripts", "-s",
                   "--no-capture-output", "--live-stream", "-h", "--help"},
 }  # fmt: skip
+# options that take two words, a name and its value (Open MPI's `--mca btl tcp`, MPICH's and
+# Intel MPI's `-genv NAME VALUE`): kept one key per name, `--mca btl`
+_PAIR_FLAGS = dict.fromkeys(
+    ("mpirun", "mpiexec"), {"--mca", "--gmca", "--prtemca", "--pmixmca", "-genv", "-env"}
+)
 _SUBCOMMANDS = {"accelerate launch", "uv run", "conda run"}
 # the operand a launcher takes before the command it runs, by the name it is kept under
 _OPERANDS = {"timeout": "@duration", "taskset": "@mask"}
@@ -106,7 +112,7 @@ _MODULE_FLAGS = {"-m", "--module"}
 _MODULE_TWINS = {"torchrun", "accelerate launch"}
 _OWN_M = {"numactl"}  # launchers whose `-m` is an option of their own (numactl's `--membind`), no module
 _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "deepspeed", "accelerate",
-                    "ray", "mpirun", "timeout", "taskset", "nice", "setsid", "ionice", "conda",
+                    "ray", "mpirun", "mpiexec", "timeout", "taskset", "nice", "setsid", "ionice", "conda",
                     "numactl", *getopt_wrappers.NAMES}  # fmt: skip
 # Python's own options that take a value (`python -X dev -W ignore -m pkg`).
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
@@ -344,7 +350,7 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             # torchrun and accelerate register `-m` and `--module` as one option: one spelling
             flags["--module" if name in _MODULE_TWINS else text] = True
             return flags, i + 2, words[i + 1]
-        i = _launcher_flag(flags, text, words, i, booleans)
+        i = _pair_flag(name, flags, text, words, i) or _launcher_flag(flags, text, words, i, booleans)
         if name == "env" and text.partition("=")[0] in _SPLIT_FLAGS:
             break  # env runs the words `-S` splits, then the rest: `env -S "python t.py" --lr 1`
     return flags, i, None
@@ -483,6 +489,17 @@ def _nice_adjustment(text: str, flags: dict[str, Any]) -> bool:
         return False
     flags["-n"] = _typed(text[1:])
     return True
+
+
+def _pair_flag(name: str, flags: dict[str, Any], text: str, words: list[Word], i: int) -> int:
+    """An option of two words at ``words[i]`` (``--mca btl tcp``) added to ``flags`` as
+    ``--mca btl: "tcp"``; the index after it, or 0 where ``text`` is none or its words are missing."""
+    if text not in _PAIR_FLAGS.get(name, ()) or i + 2 >= len(words):
+        return 0
+    _add(
+        flags, f"{text} {_text(words[i + 1])}", words[i + 2]
+    )  # a string, as MPI passes it: `1.0` is not `1.00`
+    return i + 3
 
 
 def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, booleans: set[str]) -> int:
