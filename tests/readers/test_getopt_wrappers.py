@@ -9,6 +9,7 @@ was never read."""
 from __future__ import annotations
 
 import getopt
+import os
 import shutil
 import subprocess
 
@@ -62,6 +63,32 @@ _PAIRS = [
     ("chrt -i 0 command python t.py --x 1", "command chrt -i 0 python t.py --x 1"),
 ]
 
+# round twenty-one: GNU time (the program: a path, behind a wrapper, after `NAME=value`), runuser
+# (it permutes: an option after the command is runuser's own) and doas; before, `/usr/bin/time -v
+# python t.py` was the program `-v` and runuser's/doas' options read as the program's
+_MORE_PAIRS = [
+    ("/usr/bin/time -f x python t.py --x 1", "/usr/bin/time -f x python t.py --x 2"),
+    ("/usr/bin/time -f x python t.py --x 1", "/usr/bin/time --x 1 -f x python t.py"),
+    ("/usr/bin/time -f x python t.py", "/usr/bin/time --format=x python t.py"),
+    ("/usr/bin/time -f x python t.py", "/usr/bin/time --form x python t.py"),
+    ("/usr/bin/time -fx python t.py", "/usr/bin/time -f y python t.py"),
+    ("/usr/bin/time -q -f x python t.py", "/usr/bin/time -f x -q python t.py"),
+    ("/usr/bin/time -f x python t.py", "/usr/bin/time -f x python3 t.py"),
+    ("/usr/bin/time -f x -a -o /dev/null python t.py", "/usr/bin/time -f x python t.py"),
+    ("chrt -b 0 /usr/bin/time -f x python t.py --x 1", "chrt -b 0 /usr/bin/time -f x python t.py --x 2"),
+    ("command time -f x python t.py", "command time -f y python t.py"),
+    ("A=1 time -f x python t.py", "A=1 time -f y python t.py"),
+]
+_RUNUSER_PAIRS = [
+    ("runuser -u root -- python t.py --x 1", "runuser -u root -- python t.py --x 2"),
+    ("runuser -u root python t.py", "runuser --user=root python t.py"),
+    ("runuser -u root python t.py", "runuser -u root python3 t.py"),
+    ("runuser -u root -- python t.py -m", "runuser -u root python t.py -m"),
+    ("runuser -m -u root python t.py", "runuser -u root python t.py -m"),
+    ("runuser -u root python t.py -- --x", "runuser -u root -- python t.py --x"),
+    ("runuser -u root -- python t.py --x", "runuser -u root -- python t.py -- --x"),
+]
+
 
 def _runs(line: str, folder) -> str:
     run = subprocess.run(
@@ -71,7 +98,7 @@ def _runs(line: str, folder) -> str:
         check=False,
         cwd=folder,
         stdin=subprocess.DEVNULL,
-        env={"PATH": f"{folder}:/usr/bin:/bin"},
+        env={"PATH": f"{folder}:/usr/bin:/bin:/usr/sbin:/sbin"},
         timeout=60,
     )
     return f"{run.stdout}{run.stderr}rc={run.returncode}"
@@ -92,10 +119,36 @@ def test_wrappers_change_what_the_tools_change(tmp_path):
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
 
 
+@needs_tools
+def test_gnu_time_and_runuser_change_what_the_tools_change(tmp_path):
+    _stub(tmp_path)
+    (tmp_path / "python3").write_text('#!/bin/bash\necho 3; exec "${0%3}" "$@"\n')
+    (tmp_path / "python3").chmod(0o755)
+    pairs = _MORE_PAIRS + (_RUNUSER_PAIRS if os.geteuid() == 0 and shutil.which("runuser") else [])
+    for one, two in pairs:
+        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+
+
+def test_doas_and_runuser_options_are_theirs():
+    # doas is not installed here: its table (doas.c, getopt "+C:Lnsu:") held by hand
+    assert line_changes("doas -u bob python t.py", "doas -n -u bob python t.py") == [
+        'commands["t.py"].@launcher.doas.-n'
+    ]
+    assert line_changes("doas -u bob python t.py --x 1", "doas -u bob python t.py --x 2") == [
+        'commands["t.py"].--x'
+    ]
+    # runuser's `-m` keeps the environment: no stub shows it, the option does
+    assert line_changes("runuser -u bob python t.py", "runuser -m -u bob python t.py") == [
+        'commands["t.py"].@launcher.runuser.--preserve-environment'
+    ]
+
+
 @pytest.mark.parametrize(
     "wrapper",
     ["chrt -f 10", "chrt --rr 5", "sudo -u bob", "sudo -E -u bob A=1", "flock -w 5 /tmp/lock", "xargs -n 1",
-     "stdbuf -oL", "systemd-run --user -p CPUQuota=50%", "time -p", "command", "exec -a x"],
+     "stdbuf -oL", "systemd-run --user -p CPUQuota=50%", "time -p", "command", "exec -a x",
+     "/usr/bin/time -v", "sudo time -f %e", "runuser -u bob --", "doas -u bob"],
 )  # fmt: skip
 def test_the_program_behind_a_getopt_wrapper_is_found(wrapper):
     commands = read_shell(f"#!/bin/bash\n{wrapper} python train.py --lr 1\n").data["commands"]
@@ -121,7 +174,8 @@ def test_a_wrapper_word_not_known_is_not_taken_for_the_command():
 @pytest.mark.parametrize(
     "line",
     ["chrt -p 10 1234", "sudo -l python t.py", "command -v python", "flock /tmp/l -c 'python t.py'",
-     "chrt --nonsense 1 python t.py"],
+     "chrt --nonsense 1 python t.py", "runuser bob -c 'python t.py'", "runuser -u bob -c x python t.py",
+     "runuser -u bob python t.py $ARGS", "doas -s python t.py"],
 )  # fmt: skip
 def test_a_wrapper_that_runs_no_command_is_not_peeled(line):
     assert "t.py" not in read_shell(f"#!/bin/bash\n{line}\n").data["commands"]

@@ -208,3 +208,22 @@ def test_a_programs_flag_after_a_longer_one_it_starts_keeps_its_place(one, two, 
 
 def _commands_of(line: str) -> dict:
     return read_shell(line + "\n").data["commands"]["train.py"]
+
+
+# Open MPI's `--mca NAME VALUE` (`-mca`, `--gmca`, `--prtemca`, `--pmixmca`) and MPICH's/Intel MPI's
+# `-genv NAME VALUE` take two words (`mpirun --help mca`, MPICH's `mpiexec -help`); before, `--mca
+# btl tcp python t.py` ran the program `tcp`. `mpiexec` is read as mpirun is.
+@pytest.mark.parametrize(
+    ("one", "two", "changes"),
+    [
+        ("mpirun --mca btl tcp python t.py", "mpirun --mca btl self python t.py",
+         ['commands["t.py"].@launcher.mpirun["--mca btl"]']),
+        ("mpirun --mca btl tcp --mca pml ob1 python t.py", "mpirun -mca pml ob1 --mca btl tcp python t.py",
+         []),
+        ("mpiexec -genv A 1.0 -n 2 python t.py", "mpiexec -np 2 -genv A 1.00 python t.py",
+         ['commands["t.py"].@launcher.mpiexec["-genv A"]']),
+        ("mpiexec -n 2 python t.py --a 1", "mpiexec -n 2 python t.py --a 2", ['commands["t.py"].--a']),
+    ],
+)  # fmt: skip
+def test_mpi_options_of_two_words(one, two, changes):
+    assert line_changes(one, two) == changes

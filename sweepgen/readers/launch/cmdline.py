@@ -35,6 +35,7 @@ import bisect
 import itertools
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 import re2
@@ -78,6 +79,7 @@ _LAUNCHERS: dict[str, set[str]] = {
                "--all-extras", "--active", "--no-active", "--offline", "--quiet", "-q"},
     "ray job submit": {"--no-wait", "--verify", "-v"},
     "mpirun": {"--allow-run-as-root", "--oversubscribe", "--bind-to-none"},
+    "mpiexec": {"--allow-run-as-root", "--oversubscribe", "--bind-to-none"},
     "nohup": set(),
     "env": {"-i", "--ignore-environment"},
     # coreutils' and util-linux's wrappers (their `--help`; each parses with getopt's `+`, so its
@@ -98,6 +100,11 @@ _LAUNCHERS: dict[str, set[str]] = {
     "conda run": {"-v", "--verbose", "--debug", "--trace", "--dev", "--debug-wrapper-scripts", "-s",
                   "--no-capture-output", "--live-stream", "-h", "--help"},
 }  # fmt: skip
+# options that take two words, a name and its value (Open MPI's `--mca btl tcp`, MPICH's and
+# Intel MPI's `-genv NAME VALUE`): kept one key per name, `--mca btl`
+_PAIR_FLAGS = dict.fromkeys(
+    ("mpirun", "mpiexec"), {"--mca", "--gmca", "--prtemca", "--pmixmca", "-genv", "-env"}
+)
 _SUBCOMMANDS = {"accelerate launch", "uv run", "conda run"}
 # the operand a launcher takes before the command it runs, by the name it is kept under
 _OPERANDS = {"timeout": "@duration", "taskset": "@mask"}
@@ -105,7 +112,7 @@ _MODULE_FLAGS = {"-m", "--module"}
 _MODULE_TWINS = {"torchrun", "accelerate launch"}
 _OWN_M = {"numactl"}  # launchers whose `-m` is an option of their own (numactl's `--membind`), no module
 _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "deepspeed", "accelerate",
-                    "ray", "mpirun", "timeout", "taskset", "nice", "setsid", "ionice", "conda",
+                    "ray", "mpirun", "mpiexec", "timeout", "taskset", "nice", "setsid", "ionice", "conda",
                     "numactl", *getopt_wrappers.NAMES}  # fmt: skip
 # Python's own options that take a value (`python -X dev -W ignore -m pkg`).
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
@@ -196,45 +203,81 @@ def _subcommand_launcher(head: str, words: list[Word]) -> tuple[str, int] | None
     return None
 
 
-def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
-    """Peel launchers off ``words``: ({launcher: its flags}, the inner command's words)."""
+def split_launchers(words: list[Word], assigned: bool = False) -> tuple[dict[str, Any], list[Word]]:
+    """Peel launchers off ``words``: ({launcher: its flags}, the inner command's words).
+    ``assigned``: the command had ``NAME=value`` words before it, so a ``time`` there is no
+    keyword of bash's but the program (``A=1 time -f x cmd`` runs ``/usr/bin/time``)."""
     launchers: dict[str, Any] = {}
     while True:
         found = _launcher_name(words)
         if found is None:
             return launchers, words
         name, used = found
-        if name in getopt_wrappers.SHELL_OWN and launchers:
-            return launchers, words  # `xargs command t.py`: no builtin there, but a program of that name
-        if name == "srun":
-            pairs, i = slurm_options.read_options(words, used, srun.READ, _option_value, stop_at_operand=True)
-            flags, module = slurm_options.collect(pairs), None
-        elif name in containers.TABLES or name in getopt_wrappers.NAMES:
-            read = _table_read(name, words, used)
-            if read is None:  # an option its table lacks: the words stay the command's
-                return launchers, words
-            (flags, i), module = read, None
-        else:
-            flags, i, module = _launcher_flags(name, words, used)
+        name = _program_named(name, words, bool(launchers) or assigned)
+        read = _wrapper_read(name, words, used)
+        if read is None:  # a builtin's name behind a wrapper; an option a table lacks: the command's words
+            return launchers, words
+        flags, rest, module = read
         key = _as_written(name, words)
         launchers[key if key not in launchers else f"{key} #{len(launchers) + 1}"] = flags
-        words = _split_string(name, flags, words[i:])
+        words = _split_string(name, flags, rest)
         if module is not None:
             # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`, run by
             # the launcher's own interpreter (so no interpreter of its own is recorded)
             return launchers, [_LauncherPython("python"), "-m", module, *words]
 
 
-def _table_read(name: str, words: list[Word], used: int) -> tuple[dict[str, Any], int] | None:
-    """A wrapper read by its own option table (a container's, a getopt tool's): its options and
-    where its command starts; None where the table does not read the line."""
-    if name in containers.TABLES:
-        return containers.read(name, words, used, _text, _typed, _part)
-    read = getopt_wrappers.read(name, words, used, _text, _typed, _part, _not_evaluated)
-    if read is None:
+def _program_named(name: str, words: list[Word], not_first: bool) -> str:
+    """``name``, or ``""`` where it names one of bash's builtins but is none there (behind a
+    wrapper, as a path), or GNU time's table where ``time`` is no keyword of bash's (behind a
+    wrapper or ``NAME=value`` words, as a path: ``/usr/bin/time -v``)."""
+    if name not in getopt_wrappers.SHELL_OWN or not (not_first or _text(words[0]) != name):
+        return name
+    return getopt_wrappers.GNU_TIME if name == "time" else ""
+
+
+def _wrapper_read(
+    name: str, words: list[Word], used: int
+) -> tuple[dict[str, Any], list[Word], Word | None] | None:
+    """A launcher's flags, the words of the command it runs and the module it runs (``torchrun -m``);
+    None where the launcher is not peeled."""
+    if not name:
         return None
-    flags, i = read
-    return {k: _Repeated(v) if getopt_wrappers.repeated(v) else v for k, v in flags.items()}, i
+    if name in _TABLE_READS:
+        return _TABLE_READS[name](name, words, used)
+    flags, i, module = _launcher_flags(name, words, used)
+    return flags, words[i:], module
+
+
+def _srun_read(name: str, words: list[Word], used: int) -> tuple[dict[str, Any], list[Word], None]:
+    pairs, i = slurm_options.read_options(words, used, srun.READ, _option_value, stop_at_operand=True)
+    return slurm_options.collect(pairs), words[i:], None
+
+
+def _container_read(
+    name: str, words: list[Word], used: int
+) -> tuple[dict[str, Any], list[Word], None] | None:
+    """A container's options (its own table) and the words of its command; None where the table
+    does not read the line."""
+    read = containers.read(name, words, used, _text, _typed, _part)
+    return None if read is None else (read[0], words[read[1] :], None)
+
+
+def _getopt_read(name: str, words: list[Word], used: int) -> tuple[dict[str, Any], list[Word], None] | None:
+    """A getopt tool's options (``getopt_wrappers``) and the words of its command; None where
+    its table does not read the line."""
+    got = getopt_wrappers.read(name, words, used, _text, _typed, _part, _not_evaluated)
+    if got is None:
+        return None
+    flags, command = got
+    return {k: _Repeated(v) if getopt_wrappers.repeated(v) else v for k, v in flags.items()}, command, None
+
+
+_TABLE_READS: dict[str, Callable[[str, list[Word], int], tuple[dict[str, Any], list[Word], None] | None]] = {
+    "srun": _srun_read,
+    **dict.fromkeys(containers.TABLES, _container_read),
+    **dict.fromkeys(getopt_wrappers.READ, _getopt_read),
+}
 
 
 def _not_evaluated(word: Word) -> bool:
@@ -273,7 +316,7 @@ def _as_written(name: str, words: list[Word]) -> str:
     """A launcher's key with its program as the script spells it: `/opt/venv/bin/torchrun` is
     another install than the `torchrun` on PATH, so the two never read as one."""
     written = _text(words[0])
-    return written + name[len(os.path.basename(written)) :]
+    return written if name == getopt_wrappers.GNU_TIME else written + name[len(os.path.basename(written)) :]
 
 
 def _part(word: Word, value: str) -> Any:
@@ -307,7 +350,7 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             # torchrun and accelerate register `-m` and `--module` as one option: one spelling
             flags["--module" if name in _MODULE_TWINS else text] = True
             return flags, i + 2, words[i + 1]
-        i = _launcher_flag(flags, text, words, i, booleans)
+        i = _pair_flag(name, flags, text, words, i) or _launcher_flag(flags, text, words, i, booleans)
         if name == "env" and text.partition("=")[0] in _SPLIT_FLAGS:
             break  # env runs the words `-S` splits, then the rest: `env -S "python t.py" --lr 1`
     return flags, i, None
@@ -446,6 +489,17 @@ def _nice_adjustment(text: str, flags: dict[str, Any]) -> bool:
         return False
     flags["-n"] = _typed(text[1:])
     return True
+
+
+def _pair_flag(name: str, flags: dict[str, Any], text: str, words: list[Word], i: int) -> int:
+    """An option of two words at ``words[i]`` (``--mca btl tcp``) added to ``flags`` as
+    ``--mca btl: "tcp"``; the index after it, or 0 where ``text`` is none or its words are missing."""
+    if text not in _PAIR_FLAGS.get(name, ()) or i + 2 >= len(words):
+        return 0
+    _add(
+        flags, f"{text} {_text(words[i + 1])}", words[i + 2]
+    )  # a string, as MPI passes it: `1.0` is not `1.00`
+    return i + 3
 
 
 def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, booleans: set[str]) -> int:

@@ -1,5 +1,6 @@
 """Wrappers that run a program, read by their own getopt tables: ``chrt``, ``sudo``, ``flock``,
-``xargs``, ``stdbuf``, ``systemd-run`` and bash's ``exec``, ``command`` and ``time``.
+``xargs``, ``stdbuf``, ``systemd-run``, ``runuser -u``, ``doas``, GNU ``time`` (the program) and
+bash's ``exec``, ``command`` and ``time``.
 
 Each parses its words as GNU ``getopt_long`` with a leading ``+`` does (its options end at the
 first word that is not one): short switches bundle (``-ec``), a short option's value is the rest
@@ -12,14 +13,18 @@ are one option); options of one exclusive group, of which the last given wins (c
 flock's lock kinds, xargs' ``-L``/``-n``), are kept as one key in the order given, so ``chrt -f
 -r`` is not ``chrt -r -f``. A line the table does not read (an option it lacks, a value missing, a
 word not evaluated where an option may be) or one that runs no command (``chrt -p``, ``sudo -l``,
-``command -v``, ``flock ... -c CODE``) is not peeled: its words stay the command's.
+``command -v``, ``flock ... -c CODE``) is not peeled: its words stay the command's. runuser's getopt has no
+``+``: it permutes, so an option anywhere before ``--`` is runuser's, and the other words, in
+order, are the command's.
 
 The tables are the tools' own: ``--help`` of chrt and flock (util-linux 2.38.1), xargs (GNU
 findutils 4.9.0), stdbuf (GNU coreutils 9.1) and systemd-run as installed here, held to the tools in
 ``tests/readers/test_getopt_wrappers.py``; sudo's from its source (``src/parse_args.c``, sudo
 1.9.17: ``+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv`` and ``sudo_long_opts``; sudo is not
-installed here); bash's builtins from ``help exec``/``help command`` and the ``time`` keyword
-(bash 5.2: one ``-p``, then an optional ``--``).
+installed here); runuser's from util-linux 2.38.1's ``--help``, GNU time's from ``/usr/bin/time
+--help`` as installed here, doas' from OpenBSD's ``doas.c`` (``+C:Lnsu:``; not installed here);
+bash's builtins from ``help exec``/``help command`` and the ``time`` keyword (bash 5.2: one
+``-p``, then an optional ``--``).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Word = Any  # a word of the command: its text, or a part not evaluated (model.NotEvaluated)
+GNU_TIME = "time (GNU)"  # the table of `/usr/bin/time`, the program (`time` alone is bash's keyword)
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,8 @@ class Table:
     runs_nothing: frozenset[str] = frozenset()  # keys after which no command runs
     groups: dict[str, str] = field(default_factory=dict)  # key -> the key of its exclusive group
     env_words: bool = False  # sudo: `NAME=value` words before the command
+    permutes: bool = False  # getopt without `+` (runuser): an option after the command is still the tool's
+    needs: str = ""  # an option without which no command runs as read here (runuser's `--user`)
 
 
 def _long(spec: str) -> dict[str, str]:
@@ -104,19 +112,42 @@ TABLES: dict[str, Table] = {
                                 "--remove-timestamp", "--other-user"}),
         env_words=True,
     ),
+    # util-linux 2.38.1 `runuser --help` (su-common.c: getopt_long without `+`, so it permutes);
+    # without `-u` it is su (a shell), and `-c`, `-f`, `-l`, `-s` refuse `-u`
+    "runuser": Table(
+        "c:fg:G:lmpPs:u:hVw:",
+        _long("user:/u preserve-environment/p whitelist-environment:/w group:/g supp-group:/G login/l "
+              "command:/c session-command:/ fast/f shell:/s pty/P " + _HELP),
+        runs_nothing=frozenset({"--command", "--session-command", "--fast", "--login", "--shell", "--help",
+                                "--version"}),
+        permutes=True,
+        needs="--user",
+    ),
+    # OpenBSD doas (doas.c: getopt "+C:Lnsu:"; not installed here): `-C` checks a config, `-L`
+    # clears a persisted login, `-s` runs a shell
+    "doas": Table("C:Lnsu:", {}, runs_nothing=frozenset({"-C", "-L", "-s"})),
+    # GNU time (`/usr/bin/time --help`), the program, not bash's keyword: `-f` and `-p` each
+    # set the format, the last given wins
+    GNU_TIME: Table(
+        "af:o:pqvV",
+        _long("append/a format:/f output:/o portability/p quiet/q verbose/v help/ version/V"),
+        runs_nothing=frozenset({"--help", "--version"}),
+        groups=dict.fromkeys(("--format", "--portability"), "@format"),
+    ),
     # bash's builtins (`help exec`, `help command`): bash's own getopt, switches bundle
     "exec": Table("cla:", {}),
     "command": Table("pvV", {}, runs_nothing=frozenset({"-v", "-V"})),
 }  # fmt: skip
 # short letters that name a long option with another kind (xargs' `-I R` is `--replace=R`)
-_ALIASES = {"xargs": {"I": "replace", "E": "eof"}}
+_ALIASES = {"xargs": {"I": "replace", "E": "eof"}, "runuser": {"m": "preserve-environment"}}
 # letter -> the long name it stands for (the first listed, where aliases share a letter)
 _SHORT_KEYS = {
     name: {**{v.partition("/")[2]: k for k, v in reversed(table.long.items()) if v.partition("/")[2]},
            **_ALIASES.get(name, {})}
     for name, table in TABLES.items()
 }  # fmt: skip
-NAMES = frozenset(TABLES) | {"time"}
+NAMES = frozenset(TABLES) - {GNU_TIME} | {"time"}  # as a script names them
+READ = NAMES | {GNU_TIME}  # the tables read() takes
 # bash's own (a builtin, a keyword): only where bash reads the command, never behind another wrapper
 SHELL_OWN = frozenset({"exec", "command", "time"})
 
@@ -134,6 +165,7 @@ class _Line:
     typed: Callable[[Word], Any]
     part: Callable[[Word, str], Any]
     flags: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False  # the options ended with `--`
 
     def add(self, key: str, value: Any) -> None:
         """``key`` given ``value``; a grouped option as ``key`` (or ``key=value``) under its
@@ -219,20 +251,47 @@ class _Repeats(list):  # type: ignore[type-arg]
 def read(
     name: str, words: list[Word], at: int, text: Callable[[Word], str], typed: Callable[[Word], Any],
     part: Callable[[Word, str], Any], not_evaluated: Callable[[Word], bool],
-) -> tuple[dict[str, Any], int] | None:  # fmt: skip
-    """The options and operands of wrapper ``name`` from ``words[at:]``; the index of the
-    command's first word. None where the line is not read so (see the module's note)."""
+) -> tuple[dict[str, Any], list[Word]] | None:  # fmt: skip
+    """The options and operands of wrapper ``name`` from ``words[at:]``; the words of the command
+    it runs. None where the line is not read so (see the module's note)."""
     if name == "time":
         return _time(words, at, text)
     line = _Line(TABLES[name], _SHORT_KEYS[name], words, text, typed, part)
+    words_of = _permuted if line.table.permutes else _command
     try:
-        at = _options(line, at, not_evaluated)
+        command = words_of(line, at, not_evaluated)
     except _Refused:
         return None
-    command = _operands(line, at)
-    if command is None or command >= len(words) or line.table.runs_nothing & set(line.flags):
-        return None
-    return line.flags, command
+    return (line.flags, command) if command and _runs(line) else None
+
+
+def _command(line: _Line, at: int, not_evaluated: Callable[[Word], bool]) -> list[Word]:
+    """The command's words after the options and operands from ``words[at]`` on (getopt's ``+``)."""
+    command = _operands(line, _options(line, at, not_evaluated))
+    return [] if command is None else line.words[command:]
+
+
+def _permuted(line: _Line, at: int, not_evaluated: Callable[[Word], bool]) -> list[Word]:
+    """The command's words as getopt without ``+`` leaves them: an option anywhere before ``--`` is
+    the tool's (``runuser -u bob python t.py -m`` is ``runuser -m -u bob python t.py``), the
+    other words the command's, in order, and every word after ``--``."""
+    command: list[Word] = []
+    while at < len(line.words):
+        at = _options(line, at, not_evaluated)
+        if line.ended:
+            return command + line.words[at:]
+        if at < len(line.words):
+            command.append(line.words[at])
+            at += 1
+    return command if command[:1] != ["-"] else []  # runuser's `-` (a login shell) refuses `-u`
+
+
+def _runs(line: _Line) -> bool:
+    """Whether the line as read runs a command: no option that runs none, and the option a
+    command needs given."""
+    return not line.table.runs_nothing & set(line.flags) and (
+        not line.table.needs or line.table.needs in line.flags
+    )
 
 
 def _operands(line: _Line, at: int) -> int | None:
@@ -268,6 +327,7 @@ def _options(line: _Line, at: int, not_evaluated: Callable[[Word], bool]) -> int
         if not_evaluated(line.words[at]):
             raise _Refused(word)  # an option, or the command? Its value may be the next word, or none
         if word == "--":
+            line.ended = True
             return at + 1
         if not word.startswith("-") or word == "-":
             return at
@@ -280,7 +340,9 @@ def _assignment(word: str) -> bool:
     return bool(eq) and name.isidentifier()
 
 
-def _time(words: list[Word], at: int, text: Callable[[Word], str]) -> tuple[dict[str, Any], int] | None:
+def _time(
+    words: list[Word], at: int, text: Callable[[Word], str]
+) -> tuple[dict[str, Any], list[Word]] | None:
     """bash's ``time`` keyword: one ``-p``, then an optional ``--``, then the command."""
     flags: dict[str, Any] = {}
     if at < len(words) and text(words[at]) == "-p":
@@ -288,4 +350,4 @@ def _time(words: list[Word], at: int, text: Callable[[Word], str]) -> tuple[dict
         at += 1
     if at < len(words) and text(words[at]) == "--":
         at += 1
-    return (flags, at) if at < len(words) else None
+    return (flags, words[at:]) if at < len(words) else None

@@ -65,7 +65,8 @@ SHORT_TO_LONG = {
 # a second name of one option, whole (before any `=value`)
 _TWINS = {
     "deepspeed": {"--num_accelerators": "--num_gpus"},
-    "mpirun": {"-n": "-np"},
+    "mpirun": {"-n": "-np", "-mca": "--mca", "-gmca": "--gmca"},
+    "mpiexec": {"-n": "-np", "-mca": "--mca", "-gmca": "--gmca"},
     "conda run": {"--live-stream": "--no-capture-output"},
 }
 _NO_VALUE = {"-h", "-q", "-s", "-v"}

@@ -622,7 +622,7 @@ class Reader(Walk):
         self.shell_state(head, words, when, line)
         self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
-        launchers, inner = cmdline.split_launchers(identity_words)
+        launchers, inner = cmdline.split_launchers(identity_words, assigned=bool(prefix))
         if self.shell_c(inner, launchers, prefix, when, state, line):
             return
         name, arguments = cmdline.program(inner, launchers)
