@@ -386,6 +386,50 @@ def test_a_script_of_one_s_own_parsing_grpo_config_is_judged_as_trl_s(
     assert not refused or ("holds no whole groups of num_generations 3" in output and "lr0.yaml:" in output)
 
 
+def _hostile_script(how: str, tmp_path: Path) -> str:
+    """A train.py there but not to be read, as ``how`` makes it; the command's word for it."""
+    path = Path("train.py")
+    if how == "fifo":
+        os.mkfifo(path)
+    elif how == "huge":
+        path.write_text(_OWN + "#" * (1 << 20) + "\n")
+    elif how == "link out":
+        (tmp_path.parent / f"{tmp_path.name}-outside.py").write_text(_OWN)
+        path.symlink_to(tmp_path.parent / f"{tmp_path.name}-outside.py")
+    elif how == "deep":  # the parser's stack: MemoryError, not a RecursionError
+        path.write_text(_OWN + "x = " + "-" * 200_000 + "1\n")
+    elif how == "not utf-8":
+        path.write_bytes(_OWN.encode() + b"# caf\xe9\n")
+    return "train.py"
+
+
+@pytest.mark.parametrize("how", ["fifo", "huge", "link out", "deep", "not utf-8"])
+def test_a_script_of_one_s_own_that_cannot_be_read_is_said_not_judged(tmp_path, monkeypatch, cpu_only, how):
+    """A train.py that is a FIFO, past 1 MiB, a link out of the project, nested too deeply for
+    Python's parser, or not UTF-8 is never waited on, followed or run, and no traceback: the runs
+    start unjudged, and the warning says the script was not read and why (before, nothing was said:
+    the runs of a GRPOConfig no TRL start accepts went ahead as if checked; the deep script was a
+    MemoryError traceback)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    word = _hostile_script(how, tmp_path)
+    _grpo_sweep(tmp_path, {})
+    code, output = _run(command=f"{shlex.quote(sys.executable)} {word} --config {{config}}")
+    assert code == 0 and "Traceback" not in output, output
+    assert f"warning: {word}: not read (" in output and "was not checked before the runs" in output, output
+
+
+def test_a_script_named_with_a_dot_folder_is_judged(tmp_path, monkeypatch, cpu_only):
+    """`python ./train.py`: the same project file as train.py (before, ``./`` made it a path leaving
+    the folder: never read, the batch of no whole groups not refused)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    Path("train.py").write_text(_OWN + "raise SystemExit(9)\n")
+    _grpo_sweep(tmp_path, {})
+    code, output = _run(command=f"{shlex.quote(sys.executable)} ./train.py --config {{config}}")
+    assert code == 2 and "holds no whole groups of num_generations 3" in output, output
+
+
 _ARGV = """from trl import GRPOConfig, ScriptArguments
 from transformers import HfArgumentParser
 
