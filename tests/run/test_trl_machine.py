@@ -752,6 +752,21 @@ def test_resuming_where_there_is_no_checkpoint_is_refused_before_any_run(
     assert trl_resume._folder_missing("ckpt") is None and trl_resume._folder_missing("../elsewhere") is None
 
 
+def test_an_output_dir_of_too_many_entries_is_never_listed_whole(tmp_path, monkeypatch):
+    """resume_from_checkpoint's checks listed output_dir whole (and stat'ed each checkpoint-N in
+    it): past MAX_LISTED entries it is not judged now, never listed to its end."""
+    from sweepgen.run.start.trl import trl_resume
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(trl_resume, "MAX_LISTED", 3, raising=False)  # absent before: listed whole
+    (tmp_path / "o" / "checkpoint-2").mkdir(parents=True)
+    (tmp_path / "o" / "checkpoint-2" / "trainer_state.json").write_text("{}")
+    assert trl_resume._last_checkpoint("o") == os.path.join("o", "checkpoint-2")
+    for name in ("a", "b", "c"):
+        (tmp_path / "o" / name).write_text("")
+    assert trl_resume._last_checkpoint("o") is None and trl_resume._last_missing("o") is None
+
+
 @pytest.mark.parametrize(("flags", "refused"), [("", False), (" --dataset_config other", True)])
 def test_the_command_lines_dataset_config_is_the_one_looked_for_in_the_cache(
     tmp_path, monkeypatch, flags, refused
