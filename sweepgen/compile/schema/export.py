@@ -200,12 +200,18 @@ def _distributions() -> Mapping[str, list[str]]:
     if found is None:
         _DISTRIBUTIONS.clear()
         settled = all(state[3] < time.time_ns() - _RACY_NS for state in key)  # not there (-1): old
-        if not settled:  # importlib.metadata keeps each folder's listing by its file time as well
-            _drop_metadata_listings()
-        found = importlib.metadata.packages_distributions()
+        found = _read_distributions(settled)
         if settled:
             _DISTRIBUTIONS[key] = found
     return found
+
+
+def _read_distributions(settled: bool) -> Mapping[str, list[str]]:
+    """packages_distributions(); where a folder is not ``settled``, importlib.metadata's listings
+    (kept by each folder's file time as well) dropped first."""
+    if not settled:
+        _drop_metadata_listings()
+    return importlib.metadata.packages_distributions()
 
 
 def _drop_metadata_listings() -> None:
