@@ -408,8 +408,8 @@ def test_a_script_of_one_s_own_that_cannot_be_read_is_said_not_judged(tmp_path, 
     """A train.py that is a FIFO, past 1 MiB, a link out of the project, nested too deeply for
     Python's parser, or not UTF-8 is never waited on, followed or run, and no traceback: the runs
     start unjudged, and the warning says the script was not read and why (before, nothing was said:
-    the runs of a GRPOConfig no TRL start accepts went ahead as if checked; the deep script was a
-    MemoryError traceback)."""
+    the runs of a GRPOConfig no TRL start accepts went ahead as if checked; the deep script's
+    MemoryError refused every run as "out of memory ... the sweep is larger than this machine holds")."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     word = _hostile_script(how, tmp_path)
