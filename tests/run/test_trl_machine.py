@@ -419,6 +419,18 @@ def test_a_script_of_one_s_own_that_cannot_be_read_is_said_not_judged(tmp_path, 
     assert f"warning: {word}: not read (" in output and "was not checked before the runs" in output, output
 
 
+def test_a_reward_module_nested_past_python_s_parser_is_not_judged(tmp_path, monkeypatch):
+    """reward_funcs naming a project module: its names are read from its syntax tree. One nested
+    past Python's parser (`x = ----1`) raised the parser's MemoryError, which the CLI says as "out
+    of memory ... the sweep is larger than this machine holds"; now its names are not known (not
+    judged), as for any file that does not parse."""
+    from sweepgen.run.start.trl import trl_rewards
+
+    monkeypatch.chdir(tmp_path)
+    Path("rewards.py").write_text("def r(completions, **kw):\n    return []\nx = " + "-" * 200_000 + "1\n")
+    assert trl_rewards._top_level_names("rewards.py") is None
+
+
 def test_a_script_named_with_a_dot_folder_is_judged(tmp_path, monkeypatch, cpu_only):
     """`python ./train.py`: the same project file as train.py (before, ``./`` made it a path leaving
     the folder: never read, the batch of no whole groups not refused)."""
