@@ -764,6 +764,25 @@ def test_resuming_where_there_is_no_checkpoint_is_refused_before_any_run(
     assert trl_resume._folder_missing("ckpt") is None and trl_resume._folder_missing("../elsewhere") is None
 
 
+def test_an_output_dir_linked_out_of_the_working_folder_is_never_looked_in(tmp_path, monkeypatch):
+    """output_dir `o`, a link to a folder outside (a pull request's `o -> ~`): the working folder's
+    check resolved the folders above it alone, so `o` itself was listed and its checkpoint-N
+    folders' names said in the started-over warning. Nothing there is looked at now."""
+    from sweepgen.run.start.trl import trl_resume
+
+    (tmp_path / "outside" / "checkpoint-3").mkdir(parents=True)
+    (tmp_path / "outside" / "checkpoint-3" / "trainer_state.json").write_text("{}")
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "o").symlink_to(tmp_path / "outside")
+    monkeypatch.chdir(tmp_path / "w")
+    listed = []
+    real = trl_resume.runfs.first_names
+    monkeypatch.setattr(trl_resume.runfs, "first_names", lambda f, n: listed.append(f) or real(f, n))
+    assert trl_resume.started_over({"output_dir": "o"}, {}) is None
+    assert trl_resume._last_missing("o") is None and listed == []
+    assert trl_resume._folder_missing("o/checkpoint-3") is None  # not looked at: no refusal either
+
+
 def test_an_output_dir_of_too_many_entries_is_never_listed_whole(tmp_path, monkeypatch):
     """resume_from_checkpoint's checks listed output_dir whole (and stat'ed each checkpoint-N in
     it): past MAX_LISTED entries it is not judged now, never listed to its end."""
