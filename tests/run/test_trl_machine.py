@@ -783,6 +783,22 @@ def test_an_output_dir_linked_out_of_the_working_folder_is_never_looked_in(tmp_p
     assert trl_resume._folder_missing("o/checkpoint-3") is None  # not looked at: no refusal either
 
 
+def test_a_dataset_folder_linked_out_of_the_working_folder_is_never_read(tmp_path, monkeypatch):
+    """dataset_name `data`, itself a link to a folder outside: only the folders above it were
+    resolved, so its README.md (outside) was read and its configs named in the refusal. Not
+    judged now."""
+    from sweepgen.run.start.trl import trl_dataset, trl_dataset_config
+
+    (tmp_path / "outside").mkdir()
+    card = "---\nconfigs:\n- config_name: secretname\n  data_files: a.jsonl\n---\n"
+    (tmp_path / "outside" / "README.md").write_text(card)
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "data").symlink_to(tmp_path / "outside")
+    monkeypatch.chdir(tmp_path / "w")
+    assert not trl_dataset.inside_here("data") and trl_dataset.inside_here("data/../x")
+    assert trl_dataset_config._configs_of("data", "other") is None
+
+
 def test_an_output_dir_of_too_many_entries_is_never_listed_whole(tmp_path, monkeypatch):
     """resume_from_checkpoint's checks listed output_dir whole (and stat'ed each checkpoint-N in
     it): past MAX_LISTED entries it is not judged now, never listed to its end."""

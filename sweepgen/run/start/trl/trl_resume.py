@@ -20,10 +20,9 @@ from typing import Any
 
 from sweepgen.errors import ConfigError
 from sweepgen.fs import runfs
-from sweepgen.fs.confine import within
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start.config_where import value_location
-from sweepgen.run.start.trl.trl_dataset import inside_here as _spelled_inside
+from sweepgen.run.start.trl.trl_dataset import inside_here
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")  # transformers.trainer_utils._re_checkpoint
 _KEY = "resume_from_checkpoint"
@@ -56,15 +55,6 @@ def _last_missing(output_dir: object) -> str | None:
     if not isinstance(output_dir, str) or not inside_here(output_dir) or _has_checkpoint(output_dir):
         return None
     return f"output_dir {output_dir!r} holds no checkpoint-N folder to resume from"
-
-
-def inside_here(name: str) -> bool:
-    """trl_dataset.inside_here, the folder itself resolved too: a folder linked out of the working
-    folder (``output_dir: o``, ``o -> ~``) is never listed or looked in."""
-    if not _spelled_inside(name):
-        return False
-    here = os.getcwd()
-    return within(os.path.realpath(os.path.join(here, name)), here)
 
 
 def _has_checkpoint(folder: str) -> bool:
