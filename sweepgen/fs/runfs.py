@@ -23,6 +23,7 @@ import contextlib
 import errno
 import functools
 import grp
+import itertools
 import os
 import pwd
 import stat
@@ -205,14 +206,26 @@ def private_group(uid: int, gid: int) -> bool:
     return (user.pw_gid, group.gr_name, set(group.gr_mem) - {user.pw_name}) == (gid, user.pw_name, set())
 
 
-def listdir(path: str | os.PathLike[str]) -> list[str]:
+def listdir(path: str | os.PathLike[str], limit: int = 1 << 62) -> list[str]:
     """The names in the folder ``path``, walked as ``open_dir`` (a linked folder is ELOOP, never
-    listed)."""
+    listed); more than ``limit`` of them is E2BIG, found without listing the rest."""
     fd = open_dir(path)
     try:
-        return os.listdir(fd)
+        names = first_names(fd, limit)
     finally:
         os.close(fd)
+    if names is None:
+        raise OSError(errno.E2BIG, f"holds more than {limit:,} entries (not listed)", os.fspath(path))
+    return names
+
+
+def first_names(folder: str | os.PathLike[str] | int, limit: int) -> list[str] | None:
+    """The names in ``folder`` (a descriptor, or a path opened as ``os.scandir`` opens it), None
+    where there are more than ``limit``: read a batch at a time and stopped there, so a folder of a
+    million entries is never listed whole (OSError as ``os.scandir``'s)."""
+    with os.scandir(folder) as entries:
+        names = [entry.name for entry in itertools.islice(entries, limit + 1)]
+    return names if len(names) <= limit else None
 
 
 def lstat(path: str | os.PathLike[str]) -> os.stat_result:

@@ -46,3 +46,14 @@ def test_the_same_code_in_another_folder_has_the_same_digest(tmp_path):
 def test_a_release_from_an_index_is_named_by_its_version_a_local_install_is_not():
     assert released_version("pydantic") is not None and released_version("pydantic").startswith("pydantic==")
     assert released_version("no_such_package_here") is None
+
+
+def test_a_module_nested_past_python_s_parser_has_a_digest_and_no_traceback(tmp_path):
+    """A schema module `check` digests (a pull request's) nested past Python's parser: its
+    RecursionError (`a.b.b...`) or MemoryError (`----1`, said by the CLI as "out of memory ... the
+    sweep is larger than this machine holds") ended the command. Its bytes are digested; its
+    imports are none (Python cannot import it either)."""
+    for deep in ("x = a" + ".b" * 300_000 + "\n", "x = " + "-" * 200_000 + "1\n"):
+        source = _package(tmp_path / str(len(deep)), {"pkg/__init__.py": "", "pkg/config.py": deep})
+        digest = source_digest("pkg.config", source)
+        assert digest is not None and len(digest) == 64

@@ -6,8 +6,11 @@ not depend on the environment (`--no-import` never changes it; a mismatch names 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -249,6 +252,7 @@ def test_the_installed_distributions_are_read_once_until_a_folder_on_sys_path_ch
 
     monkeypatch.setattr(importlib.metadata, "packages_distributions", counted)
     monkeypatch.syspath_prepend(str(tmp_path))
+    os.utime(tmp_path, (time.time() - 60, time.time() - 60))  # a folder last changed a minute ago
     assert "package" not in export.export("sgcachepkg:Cfg", Cfg)[export.STAMP]  # nothing installs it
     for name in ("sgcachepkg:Cfg", "sgcachepkg.sub:Cfg", "other:Cfg"):
         export.export(name, Cfg)
@@ -259,3 +263,38 @@ def test_the_installed_distributions_are_read_once_until_a_folder_on_sys_path_ch
     (info / "top_level.txt").write_text("sgcachepkg\n")
     stamp = export.export("sgcachepkg:Cfg", Cfg)[export.STAMP]
     assert (stamp["package"], stamp["version"]) == ("sgcachepkg", "1.2") and len(built) == 2
+
+
+def test_a_distribution_replaced_in_the_same_file_time_tick_is_never_answered_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The map of installed distributions was kept while each folder on sys.path kept its inode,
+    link count and file time. A distribution replaced by another (one .dist-info folder out, one
+    in: the link count unchanged) within the file system's clock tick of the change before the map
+    was read kept the time too, and the stale map was the answer (no package named). A map read
+    while a folder's time is that recent is never kept now."""
+    import dataclasses
+
+    from sweepgen.compile.schema import export
+
+    @dataclasses.dataclass
+    class Cfg:
+        lr: float = 0.1
+
+    def dist_info(name: str) -> Path:
+        info = tmp_path / f"{name}-1.2.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.2\n")
+        (info / "top_level.txt").write_text(f"{name}\n")
+        return info
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    old = dist_info("sgothers")
+    before = os.stat(tmp_path)
+    assert "package" not in export.export("sgswapped:Cfg", Cfg)[export.STAMP]
+    shutil.rmtree(old)
+    dist_info("sgswapped")
+    os.utime(tmp_path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same coarse tick
+    assert os.stat(tmp_path).st_nlink == before.st_nlink
+    stamp = export.export("sgswapped:Cfg", Cfg)[export.STAMP]
+    assert (stamp.get("package"), stamp.get("version")) == ("sgswapped", "1.2"), stamp

@@ -200,6 +200,19 @@ def test_integer_arithmetic_over_known_values_is_computed_as_bash_does():
     assert cmd["--x"] == NotEvaluated("$((unknown + 1))")
 
 
+@pytest.mark.parametrize("signs", [3000, 6000])
+def test_arithmetic_nested_past_python_s_parser_is_not_evaluated(signs):
+    """bash computes `$(( ----...1 ))` (bash itself is the oracle: 1); Python's parser ran out of
+    its stack: a RecursionError (`diff` refused the whole script, "nested too deeply to read") or a
+    MemoryError (`diff` said "out of memory ... the sweep is larger than this machine holds"). Now
+    that expression alone is not evaluated, as one nested less deeply already was."""
+    expr = "-" * signs + "1"
+    assert bash_output(f"printf '%s\\0' $(( {expr} ))")[0] == "1"
+    assert arithmetic(expr, {}) is None
+    cmd = read_shell(f"python t.py --x $(( {expr} ))\n").data["commands"]["t.py"]
+    assert isinstance(cmd["--x"], NotEvaluated)
+
+
 def test_an_assignment_ends_the_sbatch_directives_too():
     cfg = read_shell("#!/bin/bash\n#SBATCH --nodes=2\nX=1\n#SBATCH --mem=8G\n").data
     assert cfg["sbatch"] == {"--nodes": 2}

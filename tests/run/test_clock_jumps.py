@@ -125,3 +125,19 @@ def test_a_trainer_that_exits_as_its_time_limit_passes_finished_by_itself(tmp_pa
     assert supervisor.wait(timeout=120) == 0
     status = read_status(run)
     assert status is not None and status.state is RunState.FINISHED and status.exit_code == 0, status
+
+
+def test_the_states_at_the_start_are_never_listed_from_a_folder_of_too_many_entries(
+    tmp_path, monkeypatch
+) -> None:
+    """A run folder of a million entries was listed whole at each attempt's start (its checkpoints
+    counted after): now at most MAX_LISTED names are read; past it nothing is recorded (None, as
+    for too many checkpoints: the start's time decides)."""
+    monkeypatch.setattr(trainer_states, "MAX_LISTED", 3, raising=False)  # absent before: listed whole
+    (tmp_path / "checkpoint-1").mkdir()
+    (tmp_path / "checkpoint-1" / "trainer_state.json").write_text("{}")
+    (tmp_path / "a").write_text("")
+    assert set(trainer_states.present(tmp_path) or ()) == {"checkpoint-1/trainer_state.json"}
+    (tmp_path / "b").write_text("")
+    (tmp_path / "c").write_text("")
+    assert trainer_states.present(tmp_path) is None

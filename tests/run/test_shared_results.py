@@ -58,3 +58,34 @@ def test_result_files_another_user_could_have_written_are_named(tmp_path, monkey
         in grid._finished_by_others(skipped)[0]
     )
     assert grid._finished_by_others([Decision(task, True, RunState.FAILED, "failed")]) == []
+
+
+def test_a_done_file_the_status_names_is_in_the_ownership_check(tmp_path, monkeypatch):
+    """`run --command ... --done-file final/model.bin`: the done file's being there makes the run
+    finished (and `run` starts it no more), yet only the bundled trainer's files were checked: a
+    world-writable done file, or a link to one another user planted, was taken silently. The done
+    file the status names is checked now (a link by its owner: a link's mode is every user's)."""
+    run = tmp_path / "run"
+    _finished(run)
+    (run / "sweepgen_status.json").write_text(
+        json.dumps({"state": "finished", "executor": "local", "done_file": "final/model.bin"})
+    )
+    os.chmod(run / "sweepgen_status.json", 0o644)
+    (run / "final").mkdir()
+    (run / "final" / "model.bin").write_text("w")
+    os.chmod(run / "final" / "model.bin", 0o644)
+    assert committed.foreign_files(run) == []
+    os.chmod(run / "final" / "model.bin", 0o666)
+    assert committed.foreign_files(run) == ["final/model.bin (writable by every user)"]
+    (run / "final" / "model.bin").unlink()
+    (run / "final" / "model.bin").symlink_to(tmp_path / "elsewhere.bin")
+    assert committed.foreign_files(run) == []  # this user's own link
+    real_lstat = runfs.lstat
+
+    def lstat(path):  # the link as another user's
+        info = real_lstat(path)
+        uid = os.geteuid() + 1 if Path(path).name == "model.bin" else info.st_uid
+        return os.stat_result((info[0], *info[1:4], uid, *info[5:]))
+
+    monkeypatch.setattr(runfs, "lstat", lstat)
+    assert committed.foreign_files(run)[0].startswith("final/model.bin (owned by ")

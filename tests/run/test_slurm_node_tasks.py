@@ -91,14 +91,9 @@ def test_tasks_files_are_removed_once_slurm_holds_none_of_their_jobs(tmp_path, m
     orphan = node_tasks.write(root, [{"n": 5}])[0]
     journal = json.loads((root / "jobs.json").read_text())
     (root / "jobs.json").write_text(json.dumps({**journal, executor.UNRECORDED_TASKS: [orphan.name]}))
-    real_lstat = node_tasks.runfs.lstat
-
-    def lstat(path):  # the file `foreign` as another user's
-        info = real_lstat(path)
-        uid = os.geteuid() + 1 if Path(path) == foreign else info[4]
-        return os.stat_result((info[0], *info[1:4], uid, *info[5:]))
-
-    monkeypatch.setattr(node_tasks.runfs, "lstat", lstat)
+    real_mine = node_tasks._written_by_me
+    foreign_ino = foreign.stat().st_ino  # the file `foreign` as another user's
+    monkeypatch.setattr(node_tasks, "_written_by_me", lambda i: i.st_ino != foreign_ino and real_mine(i))
     assert executor.prune_task_files(root) == []
     assert not ended.exists() and live.exists() and link.is_symlink() and outside.read_text() == "{}"
     assert foreign.exists() and unnamed.exists() and (root / "notes.json").exists() and not orphan.exists()
@@ -108,3 +103,25 @@ def test_tasks_files_are_removed_once_slurm_holds_none_of_their_jobs(tmp_path, m
     queue.clear()  # the live array ended too
     executor.prune_task_files(root)
     assert not live.exists() and unnamed.exists()
+
+
+def test_a_tasks_file_is_never_removed_as_another_files_name_or_where_others_write(tmp_path, monkeypatch):
+    """A journal may name a tasks file's name that is a hard link to a project file (removing it
+    removed a name `run` never wrote), or one in a .sweepgen_slurm folder others can write (between
+    the check and the unlink anyone there can rename another file of this user's, the journal say,
+    to that name). Both stay now; in the person's own folder the ended array's file is removed."""
+    monkeypatch.setattr(slurm_query, "squeue", lambda ids: {})
+    root = tmp_path / ".sweepgen_slurm"
+    kept = tmp_path / "train.yaml"
+    kept.write_text("lr: 1\n")
+    ended = node_tasks.write(root, [{"n": 0}])[0]
+    hard = root / f"{node_tasks.PREFIX}{'a' * 32}.json"
+    os.link(kept, hard)
+    _journal_naming(root, ("10", hard.name), ("11", ended.name))
+    root.chmod(0o777)
+    executor.prune_task_files(root)
+    assert ended.exists() and hard.exists()  # a folder anyone can write: nothing removed there
+    root.chmod(0o755)
+    _journal_naming(root, ("10", hard.name), ("11", ended.name))
+    executor.prune_task_files(root)
+    assert hard.exists() and kept.stat().st_nlink == 2 and not ended.exists()

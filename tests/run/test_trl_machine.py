@@ -386,6 +386,62 @@ def test_a_script_of_one_s_own_parsing_grpo_config_is_judged_as_trl_s(
     assert not refused or ("holds no whole groups of num_generations 3" in output and "lr0.yaml:" in output)
 
 
+def _hostile_script(how: str, tmp_path: Path) -> str:
+    """A train.py there but not to be read, as ``how`` makes it; the command's word for it."""
+    path = Path("train.py")
+    if how == "fifo":
+        os.mkfifo(path)
+    elif how == "huge":
+        path.write_text(_OWN + "#" * (1 << 20) + "\n")
+    elif how == "link out":
+        (tmp_path.parent / f"{tmp_path.name}-outside.py").write_text(_OWN)
+        path.symlink_to(tmp_path.parent / f"{tmp_path.name}-outside.py")
+    elif how == "deep":  # the parser's stack: MemoryError, not a RecursionError
+        path.write_text(_OWN + "x = " + "-" * 200_000 + "1\n")
+    elif how == "not utf-8":
+        path.write_bytes(_OWN.encode() + b"# caf\xe9\n")
+    return "train.py"
+
+
+@pytest.mark.parametrize("how", ["fifo", "huge", "link out", "deep", "not utf-8"])
+def test_a_script_of_one_s_own_that_cannot_be_read_is_said_not_judged(tmp_path, monkeypatch, cpu_only, how):
+    """A train.py that is a FIFO, past 1 MiB, a link out of the project, nested too deeply for
+    Python's parser, or not UTF-8 is never waited on, followed or run, and no traceback: the runs
+    start unjudged, and the warning says the script was not read and why (before, nothing was said:
+    the runs of a GRPOConfig no TRL start accepts went ahead as if checked; the deep script's
+    MemoryError refused every run as "out of memory ... the sweep is larger than this machine holds")."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    word = _hostile_script(how, tmp_path)
+    _grpo_sweep(tmp_path, {})
+    code, output = _run(command=f"{shlex.quote(sys.executable)} {word} --config {{config}}")
+    assert code == 0 and "Traceback" not in output, output
+    assert f"warning: {word}: not read (" in output and "was not checked before the runs" in output, output
+
+
+def test_a_reward_module_nested_past_python_s_parser_is_not_judged(tmp_path, monkeypatch):
+    """reward_funcs naming a project module: its names are read from its syntax tree. One nested
+    past Python's parser (`x = ----1`) raised the parser's MemoryError, which the CLI says as "out
+    of memory ... the sweep is larger than this machine holds"; now its names are not known (not
+    judged), as for any file that does not parse."""
+    from sweepgen.run.start.trl import trl_rewards
+
+    monkeypatch.chdir(tmp_path)
+    Path("rewards.py").write_text("def r(completions, **kw):\n    return []\nx = " + "-" * 200_000 + "1\n")
+    assert trl_rewards._top_level_names("rewards.py") is None
+
+
+def test_a_script_named_with_a_dot_folder_is_judged(tmp_path, monkeypatch, cpu_only):
+    """`python ./train.py`: the same project file as train.py (before, ``./`` made it a path leaving
+    the folder: never read, the batch of no whole groups not refused)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    Path("train.py").write_text(_OWN + "raise SystemExit(9)\n")
+    _grpo_sweep(tmp_path, {})
+    code, output = _run(command=f"{shlex.quote(sys.executable)} ./train.py --config {{config}}")
+    assert code == 2 and "holds no whole groups of num_generations 3" in output, output
+
+
 _ARGV = """from trl import GRPOConfig, ScriptArguments
 from transformers import HfArgumentParser
 
@@ -706,6 +762,56 @@ def test_resuming_where_there_is_no_checkpoint_is_refused_before_any_run(
     assert "no trainer_state.json" in trl_resume._folder_missing("ckpt")  # a folder: transformers reads it
     (tmp_path / "ckpt" / "trainer_state.json").write_text("{}")
     assert trl_resume._folder_missing("ckpt") is None and trl_resume._folder_missing("../elsewhere") is None
+
+
+def test_an_output_dir_linked_out_of_the_working_folder_is_never_looked_in(tmp_path, monkeypatch):
+    """output_dir `o`, a link to a folder outside (a pull request's `o -> ~`): the working folder's
+    check resolved the folders above it alone, so `o` itself was listed and its checkpoint-N
+    folders' names said in the started-over warning. Nothing there is looked at now."""
+    from sweepgen.run.start.trl import trl_resume
+
+    (tmp_path / "outside" / "checkpoint-3").mkdir(parents=True)
+    (tmp_path / "outside" / "checkpoint-3" / "trainer_state.json").write_text("{}")
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "o").symlink_to(tmp_path / "outside")
+    monkeypatch.chdir(tmp_path / "w")
+    listed = []
+    real = trl_resume.runfs.first_names
+    monkeypatch.setattr(trl_resume.runfs, "first_names", lambda f, n: listed.append(f) or real(f, n))
+    assert trl_resume.started_over({"output_dir": "o"}, {}) is None
+    assert trl_resume._last_missing("o") is None and listed == []
+    assert trl_resume._folder_missing("o/checkpoint-3") is None  # not looked at: no refusal either
+
+
+def test_a_dataset_folder_linked_out_of_the_working_folder_is_never_read(tmp_path, monkeypatch):
+    """dataset_name `data`, itself a link to a folder outside: only the folders above it were
+    resolved, so its README.md (outside) was read and its configs named in the refusal. Not
+    judged now."""
+    from sweepgen.run.start.trl import trl_dataset, trl_dataset_config
+
+    (tmp_path / "outside").mkdir()
+    card = "---\nconfigs:\n- config_name: secretname\n  data_files: a.jsonl\n---\n"
+    (tmp_path / "outside" / "README.md").write_text(card)
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "data").symlink_to(tmp_path / "outside")
+    monkeypatch.chdir(tmp_path / "w")
+    assert not trl_dataset.inside_here("data") and trl_dataset.inside_here("data/../x")
+    assert trl_dataset_config._configs_of("data", "other") is None
+
+
+def test_an_output_dir_of_too_many_entries_is_never_listed_whole(tmp_path, monkeypatch):
+    """resume_from_checkpoint's checks listed output_dir whole (and stat'ed each checkpoint-N in
+    it): past MAX_LISTED entries it is not judged now, never listed to its end."""
+    from sweepgen.run.start.trl import trl_resume
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(trl_resume, "MAX_LISTED", 3, raising=False)  # absent before: listed whole
+    (tmp_path / "o" / "checkpoint-2").mkdir(parents=True)
+    (tmp_path / "o" / "checkpoint-2" / "trainer_state.json").write_text("{}")
+    assert trl_resume._last_checkpoint("o") == os.path.join("o", "checkpoint-2")
+    for name in ("a", "b", "c"):
+        (tmp_path / "o" / name).write_text("")
+    assert trl_resume._last_checkpoint("o") is None and trl_resume._last_missing("o") is None
 
 
 @pytest.mark.parametrize(("flags", "refused"), [("", False), (" --dataset_config other", True)])

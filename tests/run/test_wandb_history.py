@@ -218,3 +218,43 @@ def test_status_reads_the_step_from_a_wandb_file_s_last_blocks_alone(tmp_path):
         wandb_history.last_step(tmp_path / "run", path.stat().st_mtime_ns + 1) is None
     )  # an older attempt's
     assert wandb_history.last_step(tmp_path / "none", None) is None
+
+
+def test_status_s_wandb_step_survives_a_file_gone_between_its_checks(tmp_path, monkeypatch):
+    """`status` checked a ``.wandb`` file was a plain file, then lstat'ed it again for its time:
+    removed in between (a run folder cleaned while `status --wait` polls) it was a
+    FileNotFoundError traceback. One lstat now; the file gone shows no step."""
+    from sweepgen.fs import runfs
+    from sweepgen.run.logs import wandb_history
+
+    path = tmp_path / "run" / "wandb" / "offline-run-1" / "run-x.wandb"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_HEADER)
+    real = runfs.lstat
+
+    def lstat_then_gone(p):  # the file removed right after it was first looked at
+        info = real(p)
+        if Path(p) == path and path.exists():
+            path.unlink()
+        return info
+
+    monkeypatch.setattr(runfs, "lstat", lstat_then_gone)
+    assert wandb_history.last_step(tmp_path / "run", None) is None
+
+
+def test_a_wandb_folder_of_too_many_entries_is_never_listed_whole(tmp_path, monkeypatch):
+    """A run's wandb folder (or one run's folder in it) of a million entries was listed whole by
+    every `status` poll and `report`: now at most MAX_LISTED names are read; past it `status` shows
+    no W&B step and `report` names the folder (a RunFileError), never a silent empty history."""
+    from sweepgen.run.logs import wandb_history
+
+    monkeypatch.setattr(wandb_history, "MAX_LISTED", 3, raising=False)  # absent before: listed whole
+    top = tmp_path / "run" / "wandb"
+    for name in ("offline-run-1", "b", "c"):
+        (top / name).mkdir(parents=True)
+    (top / "offline-run-1" / "run-x.wandb").write_bytes(_HEADER)
+    assert wandb_history.files(tmp_path / "run") == [top / "offline-run-1" / "run-x.wandb"]
+    (top / "d").mkdir()
+    with pytest.raises(runfiles.RunFileError, match="holds more than 3 entries"):
+        wandb_history.files(tmp_path / "run")
+    assert wandb_history.last_step(tmp_path / "run", None) is None

@@ -16,10 +16,12 @@ sees which release it came from.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import importlib.metadata
 import json
 import os
 import sys
+import time
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -179,18 +181,49 @@ def _package_of(ref: str) -> dict[str, str]:
 # ~0.2 CPU-s where torch and TRL are installed, once per exported class (`init --schema trl:grpo`
 # exports four, a process that checks several commands more). Kept while no folder on sys.path has
 # changed: installing or removing a distribution adds or removes its *.dist-info folder (its link
-# count) or a .pth or .egg-link file (its modification time) in one of them.
+# count) or a .pth or .egg-link file (its modification time) in one of them. A file time is as
+# coarse as the file system's clock (a few milliseconds on ext4, 2 s on FAT): a distribution
+# replaced by another (the link count unchanged) in the same tick as the change before the map was
+# read left the key as it was, and the stale map named the wrong distribution. So, as git does with
+# a racily clean index, a map read while a folder's time is within _RACY_NS of the reading is used
+# once and never kept (importlib.metadata's own listings, kept by the same file time, dropped
+# first): a later change gets a later time.
 _DISTRIBUTIONS: dict[tuple[tuple[str, int, int, int], ...], Mapping[str, list[str]]] = {}
+_RACY_NS = 2_000_000_000
 
 
 def _distributions() -> Mapping[str, list[str]]:
-    """packages_distributions(), read again once a folder on sys.path changed."""
+    """packages_distributions(), read again once a folder on sys.path changed (or might have, in
+    the file time it had when the map was read)."""
     key = tuple(_folder_state(os.path.abspath(entry or os.curdir)) for entry in sys.path)
     found = _DISTRIBUTIONS.get(key)
     if found is None:
         _DISTRIBUTIONS.clear()
-        found = _DISTRIBUTIONS[key] = importlib.metadata.packages_distributions()
+        settled = all(state[3] < time.time_ns() - _RACY_NS for state in key)  # not there (-1): old
+        found = _read_distributions(settled)
+        if settled:
+            _DISTRIBUTIONS[key] = found
     return found
+
+
+def _read_distributions(settled: bool) -> Mapping[str, list[str]]:
+    """packages_distributions(); where a folder is not ``settled``, importlib.metadata's listings
+    (kept by each folder's file time as well) dropped first."""
+    if not settled:
+        _drop_metadata_listings()
+    return importlib.metadata.packages_distributions()
+
+
+def _drop_metadata_listings() -> None:
+    """Forget importlib.metadata's listing of each folder (kept by the folder's file time). Python
+    3.12's importlib.invalidate_caches does it; before, MetadataPathFinder.invalidate_caches was a
+    plain function, so nothing called it: called here with its class."""
+    importlib.invalidate_caches()
+    finder: Any = getattr(importlib.metadata, "MetadataPathFinder")  # noqa: B009 - private to typeshed
+    try:
+        finder.invalidate_caches()
+    except TypeError:  # Python 3.10 and 3.11: not a classmethod
+        finder.invalidate_caches(finder)
 
 
 def _folder_state(path: str) -> tuple[str, int, int, int]:

@@ -230,8 +230,8 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
     try:
         text = _ARITH_NAME.sub(name, _ARITH_NUMBER.sub(_constant, _ARITH_BASE.sub(_based, expr)))
         tree = ast.parse(text.strip(), mode="eval")
-    except (LookupError, SyntaxError, ValueError):
-        return None
+    except (LookupError, SyntaxError, ValueError, RecursionError, MemoryError):  # the last two: nesting
+        return None  # past Python's parser (`$(( ----...1 ))`, which bash computes): not evaluated
 
     def value(node: ast.AST) -> int:
         # bash computes in 64 bits and wraps: a value past them (even on the way) is not evaluated

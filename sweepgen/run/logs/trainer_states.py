@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sweepgen.fs import filenames
+from sweepgen.fs import filenames, runfs
 
 TRAINER_STATE = filenames.TRAINER_STATE
 BEFORE = "trainer_states_before"  # in ids: {path in the run folder: its st_mtime_ns} at the start
@@ -23,16 +23,15 @@ CHECKPOINT = "checkpoint-"
 # more checkpoints than a run keeps (save_total_limit) means a hostile or odd folder: not recorded
 # (the step then falls back to the start's time), so a status file stays small
 MAX_RECORDED = 1000
+MAX_LISTED = 10_000  # entries of a run folder looked through: a real one holds tens
 
 
 def present(run_dir: Path) -> dict[str, int] | None:
     """Each trainer state in ``run_dir`` (its own, and each ``checkpoint-N``'s) with its file time
-    (never through a link at the file); None where there are more than MAX_RECORDED."""
-    try:
-        names = [e.name for e in os.scandir(run_dir) if e.name.startswith(CHECKPOINT)]
-    except OSError:  # no folder yet (a first attempt), or none to read: nothing was there
-        names = []
-    if len(names) > MAX_RECORDED:
+    (never through a link at the file); None where there are more than MAX_RECORDED, or the folder
+    holds more than MAX_LISTED entries (never listed whole)."""
+    names = _checkpoints(run_dir)
+    if names is None or len(names) > MAX_RECORDED:
         return None
     found: dict[str, int] = {}
     for rel in (TRAINER_STATE, *(f"{name}/{TRAINER_STATE}" for name in names)):
@@ -41,6 +40,15 @@ def present(run_dir: Path) -> dict[str, int] | None:
         except OSError:
             continue
     return found
+
+
+def _checkpoints(run_dir: Path) -> list[str] | None:
+    """The ``checkpoint-*`` names in ``run_dir``; None past MAX_LISTED entries (never listed whole)."""
+    try:
+        listed = runfs.first_names(run_dir, MAX_LISTED)
+    except OSError:  # no folder yet (a first attempt), or none to read: nothing was there
+        return []
+    return None if listed is None else [name for name in listed if name.startswith(CHECKPOINT)]
 
 
 def recorded(ids: dict[str, Any]) -> dict[str, int] | None:

@@ -14,6 +14,7 @@ step logged twice keeps the value logged last, across the files of a run started
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
 import math
@@ -55,11 +56,19 @@ def files(run_dir: Path) -> list[Path]:
 
 def _listed(folder: Path) -> list[str]:
     """The names in ``folder``, listed by descriptor (runfs): a folder swapped for a link after it
-    was checked is never listed; none when it is not a folder (or a link, or gone)."""
+    was checked is never listed; none when it is not a folder (or a link, or gone); a RunFileError
+    (naming it) when it holds more than MAX_LISTED entries."""
     try:
-        return runfs.listdir(folder)
-    except OSError:
+        return runfs.listdir(folder, MAX_LISTED)
+    except OSError as err:
+        if err.errno == errno.E2BIG:  # never listed whole: said, as a run file that cannot be read
+            raise runfiles.RunFileError(
+                folder, f"holds more than {MAX_LISTED:,} entries (not listed)"
+            ) from None
         return []
+
+
+MAX_LISTED = 10_000  # entries of a run's wandb folder (or one run's folder in it) looked through
 
 
 def _real_folder(path: Path) -> bool:
@@ -138,8 +147,8 @@ def last_step(run_dir: Path, since_ns: int | None) -> int | None:
     ``since_ns`` (None: any), read from the file's last blocks alone (`status` asks twice a second,
     and a long run's file is large): display only, `report` reads the whole history. None without
     such a file or row in those blocks, or without wandb installed (whose classes parse records)."""
-    newest = _newest(run_dir, since_ns)
     try:
+        newest = _newest(run_dir, since_ns)
         stamped = _tail_rows(newest) if newest is not None else []
     except (UserError, OSError):  # RunFileError is a UserError: a damaged record shows no step
         return None
@@ -149,7 +158,7 @@ def last_step(run_dir: Path, since_ns: int | None) -> int | None:
 
 def _newest(run_dir: Path, since_ns: int | None) -> Path | None:
     """The run's newest regular ``.wandb`` file written since ``since_ns`` (None: any)."""
-    dated = [(runfs.lstat(p).st_mtime_ns, p) for p in files(run_dir) if _regular(p)]
+    dated = [(info.st_mtime_ns, p) for p in files(run_dir) if (info := _regular_info(p)) is not None]
     newest = max((d for d in dated if since_ns is None or d[0] >= since_ns), default=None)
     return newest[1] if newest is not None else None
 
@@ -177,11 +186,13 @@ def _last_blocks(path: Path) -> tuple[int, bytes]:
         os.close(fd)
 
 
-def _regular(path: Path) -> bool:
+def _regular_info(path: Path) -> os.stat_result | None:
+    """``path``'s lstat where it is a regular file: looked at once (a file gone since is None)."""
     try:
-        return stat.S_ISREG(runfs.lstat(path).st_mode)
+        info = runfs.lstat(path)
     except OSError:
-        return False
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
 
 
 def _chunks(data: bytes, index: int) -> Iterator[tuple[int, bytes]]:

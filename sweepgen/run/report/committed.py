@@ -17,9 +17,11 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from sweepgen.errors import SweepgenError
 from sweepgen.fs import filenames, gitquery, runfs
+from sweepgen.run.core.base import read_status
 
-# the files a run's state and numbers are read from (a done file its status names otherwise is not looked at)
+# the files a run's state and numbers are read from (with the done file its status names: foreign_files)
 RESULT_FILES = (
     filenames.STATUS,
     filenames.SUMMARY,
@@ -79,18 +81,39 @@ def _committed_warning(names_dirs: Sequence[tuple[str, Path]]) -> list[str]:
 
 
 def foreign_files(run_dir: Path) -> list[str]:
-    """The run's result files (``RESULT_FILES``, looked at without following a link) that another
-    user owns or that someone else can write, each as ``name (why)``."""
+    """The run's result files (``RESULT_FILES``, and the done file its status names, whose being
+    there makes the run finished: ``--done-file``), looked at without following a link, that
+    another user owns or that someone else can write, each as ``name (why)``."""
     found = []
-    for name in RESULT_FILES:
+    for name in (*RESULT_FILES, *_done_file(run_dir)):
         try:
             info = runfs.lstat(run_dir / name)
         except (OSError, ValueError):
             continue
-        why = not_mine(info) if stat.S_ISREG(info.st_mode) else None  # a link is never read
+        why = _why(name, info)
         if why is not None:
             found.append(f"{name} ({why})")
     return found
+
+
+def _done_file(run_dir: Path) -> list[str]:
+    """The done file the run's status names, where it is not one of ``RESULT_FILES``."""
+    try:
+        status = read_status(run_dir)
+    except (SweepgenError, OSError):
+        return []
+    done = status.done_file if status is not None else None
+    return [done] if done and done not in RESULT_FILES else []
+
+
+def _why(name: str, info: os.stat_result) -> str | None:
+    """``not_mine`` of a result file; a link (never read) only as the done file, which counts as
+    there through it (``is_finished``), by its owner alone (a link's mode is every user's)."""
+    if stat.S_ISREG(info.st_mode):
+        return not_mine(info)
+    if name in RESULT_FILES or info.st_uid == os.geteuid():
+        return None
+    return f"owned by {_user(info.st_uid)}"
 
 
 def not_mine(info: os.stat_result, *, group: bool = True) -> str | None:

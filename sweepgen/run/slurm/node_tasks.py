@@ -48,24 +48,41 @@ def write(folder: Path, entries: Sequence[Mapping[str, Any]]) -> tuple[Path, str
 def remove(folder: Path, name: object) -> bool:
     """Remove the node tasks file ``name`` (a journal entry's ``tasks_file``) from ``folder`` once no
     job can read it any more: only a name as ``write`` gives it (no folder, no ``..``), a plain file
-    of this user's, never through a link (a link in its place, a file another user planted, a
-    folder: left as they are). Whether it was removed (or was gone already)."""
+    of this user's with no other name (a hard link to a file elsewhere is that file's name too),
+    never through a link (a link in its place, a file another user planted, a folder: left as they
+    are), and only in a folder nobody else can write: there, someone could swap another file of
+    this user's in under the name between the check and the unlink. Checked and removed at one
+    descriptor of the folder. Whether it was removed (or was gone already)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         return False
-    path = folder / name
     try:
-        if not _written_by_me(runfs.lstat(path)):
-            return False
-        runfs.unlink(path)
+        with runfs.parent(folder / name) as (fd, base):
+            return _unlink_mine(fd, base)
     except FileNotFoundError:
         return True
     except (OSError, ValueError):
         return False
-    return True
+
+
+def _unlink_mine(folder: int, name: str) -> bool:
+    mine = _only_mine_write(os.fstat(folder)) and _written_by_me(
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    )
+    if mine:
+        os.unlink(name, dir_fd=folder)
+    return mine
 
 
 def _written_by_me(info: os.stat_result) -> bool:
-    return stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and info.st_nlink == 1
+
+
+def _only_mine_write(folder: os.stat_result) -> bool:
+    """A folder of this user's that nobody else can write (the group's bit: only the user's own
+    private group, as umask 002 leaves it)."""
+    if folder.st_uid != os.geteuid() or folder.st_mode & stat.S_IWOTH:
+        return False
+    return not folder.st_mode & stat.S_IWGRP or runfs.private_group(folder.st_uid, folder.st_gid)
 
 
 def command(path: Path, digest: str) -> str:

@@ -77,8 +77,8 @@ def _imports(name: str, path: str, data: bytes) -> list[str]:
     package = name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
     try:
         tree = ast.parse(data)
-    except (SyntaxError, ValueError):
-        return []
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # the last two: nested past the parser
+        return []  # nothing Python can import either
     out = [n for node in ast.walk(tree) for n in _imported(node, package)]
     return [n for n in out if n == top or n.startswith(top + ".")]
 

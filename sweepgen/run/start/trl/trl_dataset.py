@@ -211,13 +211,14 @@ def _judged(name: object) -> bool:
 
 
 def inside_here(name: str) -> bool:
-    """Whether the name, read as a path from the working folder, stays in it, links resolved (its
-    spelling checked first, so a name spelled outside is never looked up)."""
+    """Whether the name, read as a path from the working folder, stays in it, links resolved, the
+    named folder's or file's own too (a `data -> ~/private` was looked in: its README.md read, its
+    configs named); its spelling checked first, so a name spelled outside is never looked up."""
     if not name or "\0" in name or name.startswith("~"):
         return False
     here = os.getcwd()
     spelled = os.path.normpath(os.path.join(here, name))
-    return confine.within(spelled, here) and confine.within(os.path.realpath(os.path.dirname(spelled)), here)
+    return confine.within(spelled, here) and confine.within(os.path.realpath(spelled), here)
 
 
 def is_path(name: str) -> bool:

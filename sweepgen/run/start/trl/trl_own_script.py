@@ -19,13 +19,16 @@ else is judged.
 from __future__ import annotations
 
 import ast
+import io
 import os
+import tokenize
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from sweepgen.errors import UserError
+from sweepgen.errors import Location, UserError
 from sweepgen.fs.outtree import check_rel
-from sweepgen.run.core.runfiles import read_bytes
+from sweepgen.fs.safefs import UnsafePath
+from sweepgen.run.core.runfiles import RunFileError, read_bytes
 
 _PARSERS = frozenset({"TrlParser", "HfArgumentParser"})
 # each TRL config class a script may parse, and the TRL command whose class it is
@@ -56,17 +59,29 @@ CHECKED = frozenset({"dataset_name", "dataset_config", "datasets", "model_name_o
 _TEMPLATE_TRAINERS = frozenset({"SFTTrainer", "RewardTrainer"})  # read args.chat_template_path
 
 
-def parsed_class(command: Sequence[str]) -> tuple[str, str, str, frozenset[str]] | None:
+def parsed_class(
+    command: Sequence[str], warn: Callable[[Location, str], None] | None = None
+) -> tuple[str, str, str, frozenset[str]] | None:
     """(the TRL command whose config class the command's own script parses, the script's word in
     the command, what its parser reads: READS_BOTH, READS_ARGV or READS_FILE, the fields it is
-    seen to hand on: ``handed``) for a script parsing one TRL config class; None otherwise."""
+    seen to hand on: ``handed``) for a script parsing one TRL config class; None otherwise. A script
+    that is there but not read (outside the working folder, a link, a FIFO, past 1 MiB, not Python
+    that parses, nested too deeply to parse) is not judged, and ``warn`` says so at its name."""
     word = next((w for w in command[1:] if w.endswith(".py")), "")
-    tree = _parsed(word) if word else None
+    tree, unread = _parsed(word) if word else (None, "")
+    if unread and warn is not None:
+        warn(
+            Location(word),
+            f"not read ({unread}): whether it parses a TRL config class is not known, {_UNJUDGED}",
+        )
     names = _names(tree)
     command_of = _one_class(names)
     if not command_of or not names & _PARSERS:
         return None
     return command_of, word, _reads(names), handed(tree)
+
+
+_UNJUDGED = "so what TRL's config classes refuse was not checked before the runs"
 
 
 def handed(tree: ast.Module | None) -> frozenset[str]:
@@ -150,12 +165,39 @@ def _spelled(node: ast.AST) -> str:
     return str(getattr(node, "id", "") or getattr(node, "attr", ""))
 
 
-def _parsed(rel: str) -> ast.Module | None:
-    """The AST of the project file ``rel`` (relative, inside the working folder, no link); None for
-    anything else, or a file that does not read or parse."""
+def _parsed(word: str) -> tuple[ast.Module | None, str]:
+    """The AST of the project file ``word`` (inside the working folder, no link on the way, at most
+    1 MiB), never run; else None and why it was not read ("" when no file is there)."""
+    cwd = os.getcwd()
+    rel = os.path.relpath(os.path.normpath(os.path.join(cwd, word)), cwd)  # ./train.py is train.py
     try:
-        check_rel(os.getcwd(), rel)
+        check_rel(cwd, rel)
         data = read_bytes(Path(rel), limit=_MAX_SOURCE_BYTES)
-        return ast.parse(data, rel) if data is not None else None
-    except (OSError, ValueError, UserError, SyntaxError, RecursionError):
-        return None
+        return (ast.parse(_source(data), rel) if data is not None else None), ""
+    except (OSError, ValueError, UserError, SyntaxError, RecursionError, MemoryError) as err:
+        return None, _why(err)
+
+
+# why a script was not read, by what reading it raised (else the error's own words)
+_WHY: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    (UnsafePath, "outside the working folder"),
+    # the parser's stack: MemoryError for -----x (not the machine's memory), RecursionError for a.b.b...
+    ((RecursionError, MemoryError), "nested too deeply to parse"),
+)
+
+
+def _why(err: BaseException) -> str:
+    if isinstance(err, RunFileError):
+        return err.reason
+    if isinstance(err, UnicodeDecodeError):
+        return f"not {err.encoding} text (Python would refuse it: PEP 263)"
+    if isinstance(err, SyntaxError):  # a bad coding line too
+        return f"not Python that parses: line {err.lineno}: {err.msg}"
+    return next((why for kinds, why in _WHY if isinstance(err, kinds)), str(err))
+
+
+def _source(data: bytes) -> str:
+    """``data`` decoded as Python decodes a script it runs: UTF-8 or its coding line's, strictly
+    (``ast.parse`` of the bytes lets a byte no encoding has pass in a comment; Python refuses it)."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding)

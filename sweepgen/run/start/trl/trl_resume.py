@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError
+from sweepgen.fs import runfs
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.start.config_where import value_location
 from sweepgen.run.start.trl.trl_dataset import inside_here
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")  # transformers.trainer_utils._re_checkpoint
 _KEY = "resume_from_checkpoint"
+MAX_LISTED = 10_000  # entries of an output_dir looked through (a real one holds tens)
 
 
 def judge(sweep_dir: Path, task: RunTask, config: Mapping[str, Any], flags: Mapping[str, str | None]) -> None:
@@ -56,11 +58,19 @@ def _last_missing(output_dir: object) -> str | None:
 
 
 def _has_checkpoint(folder: str) -> bool:
+    """Whether ``folder`` holds a ``checkpoint-N`` folder; True (not judged) past MAX_LISTED entries."""
+    names = _checkpoint_names(folder)
+    return names is None or any(os.path.isdir(os.path.join(folder, n)) for n in names)
+
+
+def _checkpoint_names(folder: str) -> list[str] | None:
+    """The ``checkpoint-N`` names in ``folder`` (none where it cannot be listed); None where it holds
+    more than MAX_LISTED entries: never listed whole."""
     try:
-        names = os.listdir(folder)
+        names = runfs.first_names(folder, MAX_LISTED)
     except OSError:
-        return False
-    return any(_CHECKPOINT.match(n) and os.path.isdir(os.path.join(folder, n)) for n in names)
+        return []
+    return None if names is None else [n for n in names if _CHECKPOINT.match(n)]
 
 
 def _folder_missing(value: object) -> str | None:
@@ -86,9 +96,6 @@ def started_over(config: Mapping[str, Any], flags: Mapping[str, str | None]) -> 
 
 def _last_checkpoint(folder: str) -> str | None:
     """``folder``'s ``checkpoint-N`` of the highest N that holds trainer_state.json."""
-    try:
-        steps = [int(m.group(1)) for m in map(_CHECKPOINT.match, os.listdir(folder)) if m]
-    except OSError:
-        return None
+    steps = [int(name.split("-", 1)[1]) for name in _checkpoint_names(folder) or ()]  # more: not judged
     held = [s for s in steps if os.path.isfile(os.path.join(folder, f"checkpoint-{s}", "trainer_state.json"))]
     return os.path.join(folder, f"checkpoint-{max(held)}") if held else None

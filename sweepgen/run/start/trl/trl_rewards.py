@@ -182,8 +182,8 @@ def _top_level_names(rel: str) -> set[str] | None:
 def _parsed(rel: str) -> ast.Module | None:
     try:
         return ast.parse(read_bytes(Path(rel), limit=_MAX_SOURCE_BYTES) or b"", rel)
-    except (OSError, ValueError, UserError, SyntaxError, RecursionError):
-        return None
+    except (OSError, ValueError, UserError, SyntaxError, RecursionError, MemoryError):  # MemoryError: the
+        return None  # parser's stack (`x = ----...1`), never the machine's memory
 
 
 _BINDS_BY_NAME = frozenset({"globals", "vars", "setattr", "exec", "locals"})

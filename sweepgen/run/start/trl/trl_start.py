@@ -220,7 +220,7 @@ def _context(
     script = trl_script(command)
     if script is not None:
         return _Context(sweep_dir, script, command, gpus_each, flags, local, warn=warn)
-    own = trl_own_script.parsed_class(command)
+    own = trl_own_script.parsed_class(command, warn)
     return _Context(sweep_dir, own[0], command, gpus_each, flags, local, own[1:], warn) if own else None
 
 
