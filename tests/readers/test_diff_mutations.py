@@ -12,10 +12,12 @@ from __future__ import annotations
 import ast
 import functools
 import io
+import pickle
 import re
 import shutil
 import tokenize
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -23,6 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sweepgen.cli import main
+from sweepgen.readers import compare
+from sweepgen.readers.model import ReadResult
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "diff_corpus"
@@ -134,8 +138,28 @@ def verdict(path: Path, args: list[str], start: int, end: int, new: str, tmp: Pa
     text = _text(path)
     mutant = copy / f"mutant{path.suffix}"
     mutant.write_text(text[:start] + new + text[end:])
-    result = CliRunner().invoke(main, ["diff", str(copy / path.name), str(mutant), *args])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compare, "read_config", functools.partial(_read_once, str(copy / path.name)))
+        result = CliRunner().invoke(main, ["diff", str(copy / path.name), str(mutant), *args])
     return result.exit_code, result.output
+
+
+_READINGS: dict[tuple[object, ...], bytes] = {}
+_READ_CONFIG = compare.read_config
+
+
+def _read_once(original: str, ref: str, **how: Any) -> ReadResult:
+    """``read_config`` as ``compare`` calls it, the unchanged original read once per way of reading
+    it (the YAML reading the pair agrees on, --resolve-bases, --as) and handed out as a deep copy,
+    unpickled (a tenth of ``copy.deepcopy``'s CPU): ``compare`` writes into what it reads
+    (``@order``, realigned entries), so no case sees another's writes. Every mutant is read afresh;
+    so is everything but the original."""
+    if ref != original:
+        return _READ_CONFIG(ref, **how)
+    key = (ref, Path(ref).read_bytes(), *sorted(how.items()))
+    if key not in _READINGS:  # a reading that raises is not kept: it raises again, each time
+        _READINGS[key] = pickle.dumps(_READ_CONFIG(ref, **how))
+    return pickle.loads(_READINGS[key])
 
 
 def reading_key(path: Path, args: list[str]) -> tuple[str, ...]:

@@ -48,12 +48,23 @@ def _nodes(n1: int, n2: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from scipy import special
 
     d1, d2 = n1 - 1, n2 - 1
-    count = max(96, 16 * math.ceil(math.sqrt(d1 + d2)))
-    x, weight = special.roots_legendre(count)
+    x, weight = _legendre(max(96, 16 * math.ceil(math.sqrt(d1 + d2))))
     theta = (x + 1) * math.pi / 4
     s, c = np.sin(theta), np.cos(theta)
     log_density = (d1 - 1) * np.log(s) + (d2 - 1) * np.log(c) - special.betaln(d1 / 2, d2 / 2)
     return s * s, c * c, weight * math.pi / 4 * 2 * np.exp(log_density)
+
+
+@functools.lru_cache(maxsize=64)
+def _legendre(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights on [-1, 1], read-only: a power search asks ``_nodes`` for
+    hundreds of group sizes but few node counts, and each costs scipy an eigenvalue problem."""
+    from scipy import special
+
+    x, weight = special.roots_legendre(count)
+    x.setflags(write=False)
+    weight.setflags(write=False)
+    return x, weight
 
 
 @functools.lru_cache(maxsize=64)
