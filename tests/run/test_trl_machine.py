@@ -1258,3 +1258,26 @@ def test_a_trl_run_started_again_beside_its_checkpoints_without_resuming_is_warn
     assert code == 0, output
     said = "generated/t/beta1.yaml:2:1: runs/t/beta1/checkpoint-3 was left by an earlier attempt"
     assert (said in output) is warned and output.count("resume_from_checkpoint is unset") == 2 * warned
+
+
+def test_paths_outside_the_working_folder_are_said_not_checked(tmp_path, monkeypatch):
+    """A dataset named by an absolute path and a model folder that is a link out of the working
+    folder are not looked at (a pull request's link must not make `run` read a private folder): the
+    start checks passed them in silence. Now one warning per key says what was not checked; a Hub id
+    and a folder inside say nothing."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "m").symlink_to(tmp_path / "outside")
+    monkeypatch.chdir(tmp_path / "w")
+    _sweep(tmp_path / "w", {"bf16": False, "dataset_name": str(tmp_path / "gone"), "model_name_or_path": "m"})
+    code, output = _run()
+    assert code == 0, output
+    assert output.count("dataset_name lies outside the folder you run `sweepgen run` in") == 1, output
+    assert output.count("model_name_or_path lies outside") == 1, output
+    assert "warning: generated/t/beta1.yaml:" in output, output
+
+    from sweepgen.run.start.trl import trl_outside
+
+    (tmp_path / "w" / "inside").mkdir()
+    assert not any(map(trl_outside.outside, ("Qwen/Qwen2.5-0.5B", "inside", "inside/../inside", "gsm8k")))
+    assert all(map(trl_outside.outside, ("~/d", "../d", "/srv/d", "m", "m/sub")))

@@ -50,6 +50,7 @@ from sweepgen.run.start.trl import (
     trl_ignored,
     trl_liger,
     trl_options,
+    trl_outside,
     trl_own_script,
     trl_precision,
     trl_processes,
@@ -419,6 +420,8 @@ def _judge_here(
         with _reading("resume_from_checkpoint", "output_dir"):
             trl_resume.judge(context.sweep_dir, task, config, context.flags)
         _say_started_over(context, task, config)
+        if context.warn is not None:
+            trl_outside.judge(context.sweep_dir, task, config, given, context.warn)
         if cpu_only:
             with _reading("bf16", "fp16", "use_cpu"):
                 trl_precision.judge(context.sweep_dir, task, config, context.flags)
