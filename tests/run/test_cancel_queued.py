@@ -69,19 +69,19 @@ def _command(root: Path) -> str:
 def test_a_request_is_data_of_this_boot_and_time(tmp_path: Path) -> None:
     """What the request file holds is data: a link, junk or another boot's request asks nothing."""
     queue_cancel.ask(tmp_path, ["r0"])
-    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0"}
-    assert queue_cancel.asked_since(tmp_path, float("inf")) == set()  # a `run` started later
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0"}
+    assert set(queue_cancel.asked_since(tmp_path, float("inf"))) == set()  # a `run` started later
     queue_cancel.ask(tmp_path, ["r1"])  # a second cancel keeps the first one's run at its time
-    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0", "r1"}
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0", "r1"}
     request = tmp_path / queue_cancel.REQUEST_FILE
     request.write_text(json.dumps({"boot_id": "another boot", "runs": {"r0": 1e12}}))
-    assert queue_cancel.asked_since(tmp_path, 0.0) == set()
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == set()
     request.write_text("not json")
-    assert queue_cancel.asked_since(tmp_path, 0.0) == set()
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == set()
     request.unlink()
     (tmp_path / "elsewhere.json").write_text(json.dumps({"boot_id": "x", "runs": {}}))
     request.symlink_to(tmp_path / "elsewhere.json")
-    assert queue_cancel.asked_since(tmp_path, 0.0) == set()
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == set()
 
 
 def test_a_request_that_cannot_be_written_is_exit_1_never_nothing_to_cancel(tmp_path: Path) -> None:
@@ -105,8 +105,8 @@ def test_a_request_of_this_boot_that_no_float_holds_asks_only_what_it_can(tmp_pa
     record = json.loads(request.read_text())
     record["runs"] = {"huge": 10**400, "deep": 1, "r0": 5, "list": [[1]], "yes": True}
     request.write_text(json.dumps(record).replace('"deep": 1', '"deep": ' + "[" * 5000 + "]" * 5000))
-    assert queue_cancel.asked_since(tmp_path, 0.0) == set()  # nested too deep: the file asks nothing
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == set()  # nested too deep: the file asks nothing
     request.write_text(json.dumps(record).replace('"deep": 1,', ""))
-    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0"}
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0"}
     queue_cancel.ask(tmp_path, ["r1"])  # `cancel` goes on past such a file
-    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0", "r1"}
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0", "r1"}

@@ -76,15 +76,28 @@ _CANCEL_AT = {
 }
 
 
-@pytest.mark.parametrize("window", list(_CANCEL_AT))
-def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window):
+@pytest.mark.parametrize(
+    ("window", "withdrawn"), [*((w, False) for w in _CANCEL_AT), ("after-the-stop-check", True)]
+)
+def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window, withdrawn):
     """`sweepgen cancel` landing after a trial was asked, while it renders or just after the
     controller's last look at the stop request (before any of its runs starts): the trial's runs
     never start (its trial stays open), the `run` exits 1 saying the search was cancelled, and the
-    recorded command line goes on to exactly n, starting each run once."""
+    recorded command line goes on to exactly n, starting each run once.
+
+    ``withdrawn``: a second `sweepgen run` of the search starts right after the cancel and
+    withdraws its stop request (the one call its controller makes at its start): the run dropped
+    from the queue says a whole-search cancel dropped it (not `--only`), so the trial still stays
+    open (before: both drops had one reason, and the trial was told failed)."""
     write_search_project(tmp_path, {"n": 2, "parallel": 1})
     assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     module, cls, name = _CANCEL_AT[window]
+    withdraw = (
+        "        from sweepgen.run.search import stop, study\n"
+        "        stop.withdraw(study.state_dir(__import__('pathlib').Path('generated/fake_search')))\n"
+        if withdrawn
+        else ""
+    )
     code = (
         "import importlib, subprocess, sys\n"
         f"owner = getattr(importlib.import_module({module!r}), {cls!r})\n"
@@ -96,6 +109,7 @@ def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window)
         "        cancel = [sys.executable, '-m', 'sweepgen', 'cancel', 'generated/fake_search']\n"
         "        said = subprocess.run(cancel, capture_output=True, text=True, timeout=120)\n"
         "        assert 'the search was asked to stop' in said.stdout, said.stdout + said.stderr\n"
+        f"{withdraw}"
         "    return out\n"
         f"setattr(owner, {name!r}, patched)\n"
         "from sweepgen.cli import main\n"

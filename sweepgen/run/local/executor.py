@@ -193,15 +193,16 @@ class LocalExecutor(Executor):
             asked = queue_cancel.asked_since(folder, self.options.started_s)
             for task in [t for t in self._queue if t.run_dir.parent == folder and t.run_dir.name in asked]:
                 self._queue.remove(task)
-                self._status[task.name] = self._dropped()
+                self._status[task.name] = self._dropped(asked[task.run_dir.name])
 
-    def _dropped(self) -> RunStatus:
-        return RunStatus(RunState.CANCELLED, self.name, reason=queue_cancel.DROPPED)
+    def _dropped(self, reason: str = queue_cancel.DROPPED) -> RunStatus:
+        return RunStatus(RunState.CANCELLED, self.name, reason=reason)
 
-    def _cancel_asked(self, task: RunTask) -> bool:
+    def _cancel_asked(self, task: RunTask) -> str | None:
         """Re-checked once the run's lock is held: a `cancel` that wrote its request after this look
-        finds the lock taken and waits to stop the run once it is recorded started."""
-        return task.run_dir.name in queue_cancel.asked_since(task.run_dir.parent, self.options.started_s)
+        finds the lock taken and waits to stop the run once it is recorded started. The drop's
+        reason; None where none was asked."""
+        return queue_cancel.asked_since(task.run_dir.parent, self.options.started_s).get(task.run_dir.name)
 
     def done(self) -> bool:
         return not self._queue and not self._running
@@ -517,9 +518,10 @@ class LocalExecutor(Executor):
             runlock.release(lock_fd)
             self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
             return
-        if self._cancel_asked(task):
+        dropped = self._cancel_asked(task)
+        if dropped is not None:
             runlock.release(lock_fd)
-            self._status[task.name] = self._dropped()
+            self._status[task.name] = self._dropped(dropped)
             return
         attempt = previous.attempt + 1 if previous else 1
         argv = launch.launched_argv(self.shape, task.argv)
