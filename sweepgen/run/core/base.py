@@ -277,6 +277,15 @@ def is_stale(task: RunTask, status: RunStatus | None) -> bool:
 
 
 LOST = "lost: its process is gone without recording an end"
+# said of a run whose trainer had started when its recorder died with nothing of its end on record:
+# the trainer's exit status is known only to its parent (the supervisor), so a trainer that exited
+# 0 in the instant before its supervisor was SIGKILLed is lost like one killed with it (docs/RUN.md)
+TRAINER_UNKNOWN = (
+    "its trainer had started and may have finished (nothing on record says how it ended: "
+    f"its exit was known only to its supervisor); {advice.LOOK_FIRST.grid}"
+)
+LOST_STARTED = f"{LOST}; {TRAINER_UNKNOWN}"
+LOST_REASONS = (LOST, LOST_STARTED)
 
 
 def effective_state(
@@ -333,6 +342,11 @@ def trainer_exit(status: RunStatus) -> int | None:
     return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
+def trainer_started(status: RunStatus) -> bool:
+    """Whether ``status`` names its trainer's process group: its supervisor had started it."""
+    return "trainer_pgid" in status.ids
+
+
 def known_exit(status: RunStatus) -> int | None:
     """The exit code recorded, else the trainer's that its supervisor wrote before dying."""
     return status.exit_code if status.exit_code is not None else trainer_exit(status)
@@ -348,7 +362,7 @@ def lost_end(status: RunStatus) -> tuple[RunState, str]:
     that before it died (outcome.TRAINER_END), else lost (failed, nothing known of its end)."""
     end = _trainer_end(status)
     if end.get("state") not in _ENDS:
-        return RunState.FAILED, LOST
+        return RunState.FAILED, LOST_STARTED if trainer_started(status) else LOST
     if end["state"] == "finished" and status.done_file is not None:  # (is_finished said no)
         how = f"its trainer exited {end.get('exit_code')}, but {status.done_file} is missing"
         return RunState.FAILED, f"{how}; {RECORDER_DIED}"

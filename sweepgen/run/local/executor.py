@@ -32,9 +32,10 @@ from sweepgen.fs import runfs
 from sweepgen.run.core import advice, runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
-    LOST,
+    LOST_REASONS,
     STATUS_FILE,
     TERMINAL,
+    TRAINER_UNKNOWN,
     Executor,
     ExecutorOptions,
     RunState,
@@ -46,6 +47,7 @@ from sweepgen.run.core.base import (
     run_outcome,
     this_host,
     trainer_exit,
+    trainer_started,
     unchanged_since,
     utc_now,
     write_status,
@@ -743,7 +745,7 @@ class LocalExecutor(Executor):
             reason = "its supervisor could not record the run's end (its reason is in run.log)"
         elif not stopped:
             why = f"its supervisor (pid {child.proc.pid}) ended without recording the run's end"
-            reason = f"{why}: {reason}"
+            reason = f"{why}: {reason}{_maybe_finished(child, own)}"
         return replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
 
     def _write(self, run_dir: Path, status: RunStatus) -> None:
@@ -905,9 +907,16 @@ def _trainer_end(child: _Child, own: RunStatus | None) -> RunStatus | None:
     if own is None or own.state is not RunState.RUNNING or not _written_by(own, child):
         return None
     state, reason = lost_end(own)
-    if reason == LOST:
+    if reason in LOST_REASONS:
         return None
     return replace(child.status, state=state, exit_code=trainer_exit(own), ended=utc_now(), reason=reason)
+
+
+def _maybe_finished(child: _Child, own: RunStatus | None) -> str:
+    """Said of a run whose supervisor died after starting its trainer, nothing of the trainer's end
+    on record: it may have exited 0 in the instant before (docs/RUN.md)."""
+    started = own is not None and _written_by(own, child) and trainer_started(own)
+    return f"; {TRAINER_UNKNOWN}" if started else ""
 
 
 def _proved_finished(child: _Child, code: int) -> RunStatus:
