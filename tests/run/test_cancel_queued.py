@@ -110,3 +110,45 @@ def test_a_request_of_this_boot_that_no_float_holds_asks_only_what_it_can(tmp_pa
     assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0"}
     queue_cancel.ask(tmp_path, ["r1"])  # `cancel` goes on past such a file
     assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0", "r1"}
+
+
+def test_a_stopped_run_continued_after_another_ran_its_dropped_run_says_what_became_of_it(
+    tmp_path: Path,
+) -> None:
+    """`run --jobs 1` stopped (SIGSTOP) with r1 queued; `cancel` stops the running r0 and asks r1
+    dropped; a second, plain `run` starts r1 (never started) and it finishes; then the first goes on
+    (SIGCONT). Nothing starts twice, and the first says how r1 ended there (before: "not started:
+    cancelled ... while queued" of a run that had run and finished)."""
+    import signal
+
+    from sweepgen.run.core.base import RunState, read_status
+
+    started = _queued_behind_one(tmp_path)
+    runs = tmp_path / "runs" / "fake"
+    first = "r0" if _starts(runs / "r0") else "r1"
+    queued = "r1" if first == "r0" else "r0"
+    second = None
+    try:
+        started.send_signal(signal.SIGSTOP)
+        try:
+            cancel = sweepgen(tmp_path, "cancel", "generated/fake")
+            assert cancel.returncode == 0, cancel.stdout + cancel.stderr
+            (tmp_path / "release").touch()
+            second = sweepgen(tmp_path, "run", "generated/fake", "--command", _command(tmp_path), wait=False)
+            deadline = time.monotonic() + LOADED_S
+            while (status := read_status(runs / queued)) is None or status.state is not RunState.FINISHED:
+                assert time.monotonic() < deadline and second.poll() is None, output_of(second)
+                time.sleep(0.05)
+        finally:
+            started.send_signal(signal.SIGCONT)
+        out, err = started.communicate(timeout=LOADED_S)
+        said = second.communicate(timeout=LOADED_S)  # it waited for the first's copy of r0's lock
+    finally:
+        output_of(started)
+        if second is not None:
+            output_of(second)
+    # it ran the queued run once; the cancelled one it did not retry (exit 1 for that)
+    assert second.returncode == 1 and f"were not retried: {first}" in "".join(said), "\n".join(said)
+    assert [_starts(runs / name) for name in (first, queued)] == [1, 1], out + err
+    assert started.returncode == 1, out + err  # its r0 cancelled
+    assert f"{queued}: finished (its status changed since it was planned" in out, out + err

@@ -195,7 +195,20 @@ class LocalExecutor(Executor):
             asked = queue_cancel.asked_since(folder, self.options.started_s)
             for task in [t for t in self._queue if t.run_dir.parent == folder and t.run_dir.name in asked]:
                 self._queue.remove(task)
-                self._status[task.name] = self._dropped(asked[task.run_dir.name])
+                self._status[task.name] = self._dropped_or_changed(task, asked[task.run_dir.name])
+
+    def _dropped_or_changed(self, task: RunTask, reason: str) -> RunStatus:
+        """A queued run a `cancel` asked dropped, shown dropped; or, where another `sweepgen run`
+        ran it meanwhile (this one stopped, SIGSTOP, while the cancel landed and a second `run`
+        started the run it had not), as it ended there: before, this `run` said it dropped a run
+        that had run and finished."""
+        try:
+            changed = self._changed_meanwhile(task, read_status(task.run_dir))
+        except (OSError, ConfigError):  # unreadable: nothing known to have changed; dropped
+            changed = None
+        if changed is None:
+            return self._dropped(reason)
+        return RunStatus(changed[0], self.name, reason=changed[1])
 
     def _dropped(self, reason: str = queue_cancel.DROPPED) -> RunStatus:
         return RunStatus(RunState.CANCELLED, self.name, reason=reason)
