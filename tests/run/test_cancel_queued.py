@@ -134,21 +134,21 @@ def test_a_stopped_run_continued_after_another_ran_its_dropped_run_says_what_bec
             cancel = sweepgen(tmp_path, "cancel", "generated/fake")
             assert cancel.returncode == 0, cancel.stdout + cancel.stderr
             (tmp_path / "release").touch()
+            # it ends while the first is stopped: the first's copy of r0's lock holds a run whose end
+            # is on record (before: "r0: running", and it waited for the stopped `run` to go on)
             second = sweepgen(tmp_path, "run", "generated/fake", "--command", _command(tmp_path), wait=False)
-            deadline = time.monotonic() + LOADED_S
-            while (status := read_status(runs / queued)) is None or status.state is not RunState.FINISHED:
-                assert time.monotonic() < deadline and second.poll() is None, output_of(second)
-                time.sleep(0.05)
+            said = second.communicate(timeout=LOADED_S)
+            assert read_status(runs / queued).state is RunState.FINISHED, said
         finally:
             started.send_signal(signal.SIGCONT)
         out, err = started.communicate(timeout=LOADED_S)
-        said = second.communicate(timeout=LOADED_S)  # it waited for the first's copy of r0's lock
     finally:
         output_of(started)
         if second is not None:
             output_of(second)
     # it ran the queued run once; the cancelled one it did not retry (exit 1 for that)
     assert second.returncode == 1 and f"were not retried: {first}" in "".join(said), "\n".join(said)
+    assert f"{first}: running" not in said[0] and "let go unstarted" not in "".join(said), said
     assert [_starts(runs / name) for name in (first, queued)] == [1, 1], out + err
     assert started.returncode == 1, out + err  # its r0 cancelled
     assert f"{queued}: finished (its status changed since it was planned" in out, out + err

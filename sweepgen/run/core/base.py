@@ -431,7 +431,7 @@ def _not_finished(
     is_alive: Callable[[RunStatus], bool],
 ) -> Decision:
     """The decision for a run not finished: held elsewhere, new, running, or ended otherwise."""
-    if runlock.is_held(task.run_dir):
+    if runlock.is_held(task.run_dir) and not _ended_not_retried(state, status, rerun_failed, is_alive):
         # whatever its status file says: a live process holds the run (another `sweepgen run`)
         return Decision(task, False, RunState.SKIPPED, "running: another process holds its lock", status)
     if state is None or state is RunState.PENDING:
@@ -458,6 +458,20 @@ def _finished(task: RunTask, status: RunStatus | None) -> Decision:
     done = status.done_file if status is not None else SUMMARY_FILE
     proof = f"{done} exists" if done else "exited 0"
     return Decision(task, False, RunState.FINISHED, f"finished ({proof})", status)
+
+
+def _ended_not_retried(
+    state: RunState | None,
+    status: RunStatus | None,
+    rerun_failed: bool,
+    is_alive: Callable[[RunStatus], bool],
+) -> bool:
+    """A failed or cancelled run whose end is on record, its recorder gone, that this plan does not
+    start again: the lock still held is only the copy of the `sweepgen run` that started it, let go
+    once that `run` reads the end (held until it goes on where it was stopped, SIGSTOP). Before, a
+    second `run` showed such a run running and waited for the stopped one to go on."""
+    ended = status is not None and status.state in RETRYABLE and state in RETRYABLE
+    return ended and not rerun_failed and status is not None and not is_alive(status)
 
 
 def _retry(
