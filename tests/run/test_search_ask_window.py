@@ -89,7 +89,15 @@ def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window,
     withdraws its stop request (the one call its controller makes at its start): the run dropped
     from the queue says a whole-search cancel dropped it (not `--only`), so the trial still stays
     open (before: both drops had one reason, and the trial was told failed)."""
-    write_search_project(tmp_path, {"n": 2, "parallel": 1})
+    cancelled_as_a_trial_starts(tmp_path, window, withdrawn)
+
+
+def cancelled_as_a_trial_starts(
+    tmp_path: Path, window: str, withdrawn: bool, *extra: str, **spec: object
+) -> None:
+    """The case above, the `run`s given ``extra`` and the spec ``spec`` (`--executor slurm` and its
+    resources: tests/run/test_search_slurm.py)."""
+    write_search_project(tmp_path, {"n": 2, "parallel": 1}, **spec)
     assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     module, cls, name = _CANCEL_AT[window]
     withdraw = (
@@ -116,12 +124,12 @@ def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window,
         "main(sys.argv[1:], prog_name='sweepgen')\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", "OMP_NUM_THREADS": "1"}
-    argv = [sys.executable, "-c", code, "run", "generated/fake_search", *RUN_ARGS]
-    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    argv = [sys.executable, "-c", code, "run", "generated/fake_search", *extra, *RUN_ARGS]
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "the search was cancelled" in proc.stderr, proc.stdout + proc.stderr
     (asked,) = study(tmp_path).get_trials()
     assert asked.state.name == "RUNNING" and not (tmp_path / "runs/fake_search/t0000/starts.jsonl").exists()
-    done = sweepgen(tmp_path, "run", "generated/fake_search", timeout=180)
+    done = sweepgen(tmp_path, "run", "generated/fake_search", timeout=600)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
     trials = study(tmp_path).get_trials()
     assert [t.state.name for t in trials] == ["COMPLETE", "COMPLETE"]
