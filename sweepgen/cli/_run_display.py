@@ -24,7 +24,7 @@ from sweepgen.escape import line as one_line
 from sweepgen.run.core import boot_clock
 from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word, this_host
 from sweepgen.run.core.runfiles import RunFileError
-from sweepgen.run.core.stopping.queue_cancel import DROPPED
+from sweepgen.run.core.stopping.queue_cancel import DROPPED_REASONS
 from sweepgen.run.logs import metrics, tb_step, trainer_states, wandb_history
 from sweepgen.run.logs.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.sweep.grid import RunResult, final_state
@@ -495,7 +495,8 @@ def _say_submitted(result: RunResult, sweep_dir: Path) -> None:
     out = _console.stdout()
     skipped = {n: s for n, s in result.live.items() if s.state is RunState.SKIPPED}
     # asked to be dropped by a `sweepgen cancel` before their submission (queue_cancel.py)
-    dropped = {n: s for n, s in result.live.items() if s.state is RunState.CANCELLED and s.reason == DROPPED}
+    live = result.live.items()
+    dropped = {n: s for n, s in live if s.state is RunState.CANCELLED and s.reason in DROPPED_REASONS}
     for name, status in {**skipped, **dropped}.items():
         out.print(f"{name}: not submitted: {status.reason}", markup=False, highlight=False)
     count = len(result.live) - len(skipped) - len(dropped)

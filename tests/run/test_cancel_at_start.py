@@ -128,3 +128,19 @@ def test_a_run_called_in_a_longer_lived_process_is_not_held_by_a_cancel_made_bef
     result = CliRunner().invoke(main, ["run", "generated/fake", "--command", command])
     assert result.exit_code == 0, result.output
     assert _starts(tmp_path / "runs" / "fake" / "r0") == 1
+
+
+def test_a_drop_says_whether_cancel_only_or_a_whole_cancel_asked_it(tmp_path: Path) -> None:
+    """`cancel --only RUN`'s drop has words of its own: a search's controller reads a whole
+    cancel's drop as the search cancelled (its trial left open) even once a second `run` withdrew
+    the search's stop request, and an `--only` drop as that run's alone. A whole cancel's ask
+    outweighs an `--only` one, before or after it."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    queue_cancel.ask(folder, ["a", "b"], alone=True)
+    queue_cancel.ask(folder, ["b", "c"])
+    queue_cancel.ask(folder, ["c"], alone=True)
+    asked = queue_cancel.asked_since(folder, 0.0)
+    whole, alone = queue_cancel.DROPPED, queue_cancel.DROPPED_ALONE
+    assert asked == {"a": alone, "b": whole, "c": whole}, asked
+    assert alone != whole and alone in queue_cancel.DROPPED_REASONS

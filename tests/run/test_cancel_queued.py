@@ -69,19 +69,19 @@ def _command(root: Path) -> str:
 def test_a_request_is_data_of_this_boot_and_time(tmp_path: Path) -> None:
     """What the request file holds is data: a link, junk or another boot's request asks nothing."""
     queue_cancel.ask(tmp_path, ["r0"])
-    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0"}
-    assert queue_cancel.asked_since(tmp_path, float("inf")) == set()  # a `run` started later
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0"}
+    assert set(queue_cancel.asked_since(tmp_path, float("inf"))) == set()  # a `run` started later
     queue_cancel.ask(tmp_path, ["r1"])  # a second cancel keeps the first one's run at its time
-    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0", "r1"}
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0", "r1"}
     request = tmp_path / queue_cancel.REQUEST_FILE
     request.write_text(json.dumps({"boot_id": "another boot", "runs": {"r0": 1e12}}))
-    assert queue_cancel.asked_since(tmp_path, 0.0) == set()
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == set()
     request.write_text("not json")
-    assert queue_cancel.asked_since(tmp_path, 0.0) == set()
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == set()
     request.unlink()
     (tmp_path / "elsewhere.json").write_text(json.dumps({"boot_id": "x", "runs": {}}))
     request.symlink_to(tmp_path / "elsewhere.json")
-    assert queue_cancel.asked_since(tmp_path, 0.0) == set()
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == set()
 
 
 def test_a_request_that_cannot_be_written_is_exit_1_never_nothing_to_cancel(tmp_path: Path) -> None:
@@ -105,8 +105,50 @@ def test_a_request_of_this_boot_that_no_float_holds_asks_only_what_it_can(tmp_pa
     record = json.loads(request.read_text())
     record["runs"] = {"huge": 10**400, "deep": 1, "r0": 5, "list": [[1]], "yes": True}
     request.write_text(json.dumps(record).replace('"deep": 1', '"deep": ' + "[" * 5000 + "]" * 5000))
-    assert queue_cancel.asked_since(tmp_path, 0.0) == set()  # nested too deep: the file asks nothing
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == set()  # nested too deep: the file asks nothing
     request.write_text(json.dumps(record).replace('"deep": 1,', ""))
-    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0"}
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0"}
     queue_cancel.ask(tmp_path, ["r1"])  # `cancel` goes on past such a file
-    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0", "r1"}
+    assert set(queue_cancel.asked_since(tmp_path, 0.0)) == {"r0", "r1"}
+
+
+def test_a_stopped_run_continued_after_another_ran_its_dropped_run_says_what_became_of_it(
+    tmp_path: Path,
+) -> None:
+    """`run --jobs 1` stopped (SIGSTOP) with r1 queued; `cancel` stops the running r0 and asks r1
+    dropped; a second, plain `run` starts r1 (never started) and it finishes; then the first goes on
+    (SIGCONT). Nothing starts twice, and the first says how r1 ended there (before: "not started:
+    cancelled ... while queued" of a run that had run and finished)."""
+    import signal
+
+    from sweepgen.run.core.base import RunState, read_status
+
+    started = _queued_behind_one(tmp_path)
+    runs = tmp_path / "runs" / "fake"
+    first = "r0" if _starts(runs / "r0") else "r1"
+    queued = "r1" if first == "r0" else "r0"
+    second = None
+    try:
+        started.send_signal(signal.SIGSTOP)
+        try:
+            cancel = sweepgen(tmp_path, "cancel", "generated/fake")
+            assert cancel.returncode == 0, cancel.stdout + cancel.stderr
+            (tmp_path / "release").touch()
+            # it ends while the first is stopped: the first's copy of r0's lock holds a run whose end
+            # is on record (before: "r0: running", and it waited for the stopped `run` to go on)
+            second = sweepgen(tmp_path, "run", "generated/fake", "--command", _command(tmp_path), wait=False)
+            said = second.communicate(timeout=LOADED_S)
+            assert read_status(runs / queued).state is RunState.FINISHED, said
+        finally:
+            started.send_signal(signal.SIGCONT)
+        out, err = started.communicate(timeout=LOADED_S)
+    finally:
+        output_of(started)
+        if second is not None:
+            output_of(second)
+    # it ran the queued run once; the cancelled one it did not retry (exit 1 for that)
+    assert second.returncode == 1 and f"were not retried: {first}" in "".join(said), "\n".join(said)
+    assert f"{first}: running" not in said[0] and "let go unstarted" not in "".join(said), said
+    assert [_starts(runs / name) for name in (first, queued)] == [1, 1], out + err
+    assert started.returncode == 1, out + err  # its r0 cancelled
+    assert f"{queued}: finished (its status changed since it was planned" in out, out + err

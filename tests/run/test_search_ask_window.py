@@ -76,15 +76,36 @@ _CANCEL_AT = {
 }
 
 
-@pytest.mark.parametrize("window", list(_CANCEL_AT))
-def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window):
+@pytest.mark.parametrize(
+    ("window", "withdrawn"), [*((w, False) for w in _CANCEL_AT), ("after-the-stop-check", True)]
+)
+def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window, withdrawn):
     """`sweepgen cancel` landing after a trial was asked, while it renders or just after the
     controller's last look at the stop request (before any of its runs starts): the trial's runs
     never start (its trial stays open), the `run` exits 1 saying the search was cancelled, and the
-    recorded command line goes on to exactly n, starting each run once."""
-    write_search_project(tmp_path, {"n": 2, "parallel": 1})
+    recorded command line goes on to exactly n, starting each run once.
+
+    ``withdrawn``: a second `sweepgen run` of the search starts right after the cancel and
+    withdraws its stop request (the one call its controller makes at its start): the run dropped
+    from the queue says a whole-search cancel dropped it (not `--only`), so the trial still stays
+    open (before: both drops had one reason, and the trial was told failed)."""
+    cancelled_as_a_trial_starts(tmp_path, window, withdrawn)
+
+
+def cancelled_as_a_trial_starts(
+    tmp_path: Path, window: str, withdrawn: bool, *extra: str, **spec: object
+) -> None:
+    """The case above, the `run`s given ``extra`` and the spec ``spec`` (`--executor slurm` and its
+    resources: tests/run/test_search_slurm.py)."""
+    write_search_project(tmp_path, {"n": 2, "parallel": 1}, **spec)
     assert cli(tmp_path, "render", "specs/s.yaml").returncode == 0
     module, cls, name = _CANCEL_AT[window]
+    withdraw = (
+        "        from sweepgen.run.search import stop, study\n"
+        "        stop.withdraw(study.state_dir(__import__('pathlib').Path('generated/fake_search')))\n"
+        if withdrawn
+        else ""
+    )
     code = (
         "import importlib, subprocess, sys\n"
         f"owner = getattr(importlib.import_module({module!r}), {cls!r})\n"
@@ -96,18 +117,19 @@ def test_a_cancel_while_a_trial_starts_starts_none_of_its_runs(tmp_path, window)
         "        cancel = [sys.executable, '-m', 'sweepgen', 'cancel', 'generated/fake_search']\n"
         "        said = subprocess.run(cancel, capture_output=True, text=True, timeout=120)\n"
         "        assert 'the search was asked to stop' in said.stdout, said.stdout + said.stderr\n"
+        f"{withdraw}"
         "    return out\n"
         f"setattr(owner, {name!r}, patched)\n"
         "from sweepgen.cli import main\n"
         "main(sys.argv[1:], prog_name='sweepgen')\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", "OMP_NUM_THREADS": "1"}
-    argv = [sys.executable, "-c", code, "run", "generated/fake_search", *RUN_ARGS]
-    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    argv = [sys.executable, "-c", code, "run", "generated/fake_search", *extra, *RUN_ARGS]
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "the search was cancelled" in proc.stderr, proc.stdout + proc.stderr
     (asked,) = study(tmp_path).get_trials()
     assert asked.state.name == "RUNNING" and not (tmp_path / "runs/fake_search/t0000/starts.jsonl").exists()
-    done = sweepgen(tmp_path, "run", "generated/fake_search", timeout=180)
+    done = sweepgen(tmp_path, "run", "generated/fake_search", timeout=600)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
     trials = study(tmp_path).get_trials()
     assert [t.state.name for t in trials] == ["COMPLETE", "COMPLETE"]

@@ -15,6 +15,7 @@ from search_support import RUN_ARGS, cli, sweepgen, write_search_project
 import sweepgen as sweepgen_package
 from sweepgen.run.core.advice import for_search
 from sweepgen.run.core.base import RunState, read_status, write_status
+from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.local.executor import INTERRUPTED
 from sweepgen.run.local.supervise import DROPPED
@@ -61,6 +62,7 @@ def test_run_only_or_rerun_failed_on_a_search_is_exit_2_and_status_never_advises
     [
         INTERRUPTED,
         DROPPED,
+        queue_cancel.DROPPED_ALONE,
         CANCELLED_BY_COMMAND,
         CANCELLED_ALONE,
         *(why for _, why in _SLURM_ENDINGS.values()),

@@ -231,3 +231,15 @@ def test_a_search_killed_before_releasing_its_trials_array_is_resumed_by_the_nex
     assert [t.state.name for t in study(tmp_path).get_trials()] == ["COMPLETE"] * 2
     journal = json.loads((tmp_path / "runs/fake_search/.sweepgen_slurm/jobs.json").read_text())
     assert len(journal["arrays"]) == 2  # one submission per trial, none twice
+
+
+@pytest.mark.parametrize("withdrawn", [False, True])
+def test_a_cancel_landing_at_a_slurm_trials_start_submits_none_of_its_runs(tmp_path, withdrawn):
+    """test_search_ask_window's cancel at a trial's start, on Slurm: the cancel lands after the
+    controller's last look at the stop request, before the submission lock (its request is read
+    there, so nothing is submitted); ``withdrawn``: a second `run` withdrew the search's stop request
+    meanwhile. The trial stays open, and the next `run` goes on to exactly n, each run once."""
+    from test_search_ask_window import cancelled_as_a_trial_starts
+
+    slurm = ("--executor", "slurm")
+    cancelled_as_a_trial_starts(tmp_path, "after-the-stop-check", withdrawn, *slurm, resources={"time": 5})

@@ -202,6 +202,8 @@ def test_a_killed_supervisor_takes_its_trainer_with_it_and_its_sweepgen_says_so(
     ended = read_status(run)
     assert ended.state is RunState.FAILED
     assert "supervisor" in ended.reason and "killed by SIGKILL" in ended.reason, ended.reason
+    # nothing on record says how its trainer ended (it may have exited 0 in the instant before)
+    assert "may have finished" in ended.reason and "--rerun-failed" in ended.reason, ended.reason
 
 
 def test_a_local_time_limit_stops_the_run_and_records_it_timed_out(tmp_path):
@@ -496,3 +498,40 @@ def _status_row_once_released(root, run):
     out, _ = shown_now.communicate(timeout=60)
     (row,) = json.loads(out)
     return row
+
+
+# the supervisor, held once its trainer has exited and been reaped, before it writes how the
+# trainer ended: the window where nothing durable knows the exit (only the trainer's parent did)
+_HELD_BEFORE_THE_NOTE = """\
+import os, signal, sys
+from sweepgen.run.local import supervise
+def held(*args):
+    open(sys.argv[1], "w").close()
+    while True:
+        signal.pause()
+supervise._ended = held
+sys.exit(supervise.main(sys.argv[2:]))
+"""
+
+
+def test_a_supervisor_killed_before_it_noted_its_trainers_exit_says_the_run_may_have_finished(tmp_path):
+    """A supervisor SIGKILLed after its trainer exited 0, before it wrote how it ended (its `sweepgen
+    run` dead too; the trainer writes no done file): nothing durable knows the exit any more, so the
+    run is lost, and `status` says it may have finished and to look before `--rerun-failed` starts
+    it again (before: "lost" alone, read as a run that failed)."""
+    make_sweep(tmp_path, {"a": {}})
+    run = tmp_path / "runs" / "fake" / "a"
+    run.mkdir(parents=True)
+    ending = tmp_path / "ending"
+    (tmp_path / "held.py").write_text(_HELD_BEFORE_THE_NOTE)
+    argv = [sys.executable, "-c", "raise SystemExit(0)"]
+    supervisor, job_write = start_supervisor(tmp_path, run, [sys.executable, "held.py", str(ending)], argv)
+    try:
+        hand_over(job_write, "runs/fake/a")
+        _wait_for("the trainer's exit", ending.exists)
+    finally:
+        supervisor.kill()
+        supervisor.wait()
+    row = _status_row_once_released(tmp_path, run)
+    assert row["state"] == "FAILED" and "lost" in row["reason"], row
+    assert "may have finished" in row["reason"] and "--rerun-failed" in row["reason"], row

@@ -48,7 +48,13 @@ AFTER_CANCEL = Advice(" (then `--rerun-failed` starts it again)", " (then its se
 # a lost run whose rank may still train: "so let it end, then ..., or `sweepgen cancel` it"
 LET_IT_END = Advice("let it end, then `--rerun-failed`, or", "let it end, or")
 
-ADVICE = (RESUME, RETRY, START, USE, THEN_RERUN, AFTER_CANCEL, LET_IT_END)
+# a lost run whose trainer had started: "... may have finished: ...; look at its outputs before ..."
+LOOK_FIRST = Advice(
+    "look at its outputs before `--rerun-failed` starts it again",
+    "look at its outputs: the search's next `sweepgen run DIR` resumes it while its trial is open",
+)
+
+ADVICE = (RESUME, RETRY, START, USE, THEN_RERUN, AFTER_CANCEL, LET_IT_END, LOOK_FIRST)
 
 
 def for_search(reason: str) -> str:

@@ -277,6 +277,15 @@ def is_stale(task: RunTask, status: RunStatus | None) -> bool:
 
 
 LOST = "lost: its process is gone without recording an end"
+# said of a run whose trainer had started when its recorder died with nothing of its end on record:
+# the trainer's exit status is known only to its parent (the supervisor), so a trainer that exited
+# 0 in the instant before its supervisor was SIGKILLed is lost like one killed with it (docs/RUN.md)
+TRAINER_UNKNOWN = (
+    "its trainer had started and may have finished (nothing on record says how it ended: "
+    f"its exit was known only to its supervisor); {advice.LOOK_FIRST.grid}"
+)
+LOST_STARTED = f"{LOST}; {TRAINER_UNKNOWN}"
+LOST_REASONS = (LOST, LOST_STARTED)
 
 
 def effective_state(
@@ -333,6 +342,11 @@ def trainer_exit(status: RunStatus) -> int | None:
     return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
+def trainer_started(status: RunStatus) -> bool:
+    """Whether ``status`` names its trainer's process group: its supervisor had started it."""
+    return "trainer_pgid" in status.ids
+
+
 def known_exit(status: RunStatus) -> int | None:
     """The exit code recorded, else the trainer's that its supervisor wrote before dying."""
     return status.exit_code if status.exit_code is not None else trainer_exit(status)
@@ -348,7 +362,7 @@ def lost_end(status: RunStatus) -> tuple[RunState, str]:
     that before it died (outcome.TRAINER_END), else lost (failed, nothing known of its end)."""
     end = _trainer_end(status)
     if end.get("state") not in _ENDS:
-        return RunState.FAILED, LOST
+        return RunState.FAILED, LOST_STARTED if trainer_started(status) else LOST
     if end["state"] == "finished" and status.done_file is not None:  # (is_finished said no)
         how = f"its trainer exited {end.get('exit_code')}, but {status.done_file} is missing"
         return RunState.FAILED, f"{how}; {RECORDER_DIED}"
@@ -417,7 +431,7 @@ def _not_finished(
     is_alive: Callable[[RunStatus], bool],
 ) -> Decision:
     """The decision for a run not finished: held elsewhere, new, running, or ended otherwise."""
-    if runlock.is_held(task.run_dir):
+    if runlock.is_held(task.run_dir) and not _ended_not_retried(state, status, rerun_failed, is_alive):
         # whatever its status file says: a live process holds the run (another `sweepgen run`)
         return Decision(task, False, RunState.SKIPPED, "running: another process holds its lock", status)
     if state is None or state is RunState.PENDING:
@@ -444,6 +458,20 @@ def _finished(task: RunTask, status: RunStatus | None) -> Decision:
     done = status.done_file if status is not None else SUMMARY_FILE
     proof = f"{done} exists" if done else "exited 0"
     return Decision(task, False, RunState.FINISHED, f"finished ({proof})", status)
+
+
+def _ended_not_retried(
+    state: RunState | None,
+    status: RunStatus | None,
+    rerun_failed: bool,
+    is_alive: Callable[[RunStatus], bool],
+) -> bool:
+    """A failed or cancelled run whose end is on record, its recorder gone, that this plan does not
+    start again: the lock still held is only the copy of the `sweepgen run` that started it, let go
+    once that `run` reads the end (held until it goes on where it was stopped, SIGSTOP). Before, a
+    second `run` showed such a run running and waited for the stopped one to go on."""
+    ended = status is not None and status.state in RETRYABLE and state in RETRYABLE
+    return ended and not rerun_failed and status is not None and not is_alive(status)
 
 
 def _retry(

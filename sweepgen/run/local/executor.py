@@ -32,9 +32,10 @@ from sweepgen.fs import runfs
 from sweepgen.run.core import advice, runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
-    LOST,
+    LOST_REASONS,
     STATUS_FILE,
     TERMINAL,
+    TRAINER_UNKNOWN,
     Executor,
     ExecutorOptions,
     RunState,
@@ -46,6 +47,7 @@ from sweepgen.run.core.base import (
     run_outcome,
     this_host,
     trainer_exit,
+    trainer_started,
     unchanged_since,
     utc_now,
     write_status,
@@ -193,15 +195,29 @@ class LocalExecutor(Executor):
             asked = queue_cancel.asked_since(folder, self.options.started_s)
             for task in [t for t in self._queue if t.run_dir.parent == folder and t.run_dir.name in asked]:
                 self._queue.remove(task)
-                self._status[task.name] = self._dropped()
+                self._status[task.name] = self._dropped_or_changed(task, asked[task.run_dir.name])
 
-    def _dropped(self) -> RunStatus:
-        return RunStatus(RunState.CANCELLED, self.name, reason=queue_cancel.DROPPED)
+    def _dropped_or_changed(self, task: RunTask, reason: str) -> RunStatus:
+        """A queued run a `cancel` asked dropped, shown dropped; or, where another `sweepgen run`
+        ran it meanwhile (this one stopped, SIGSTOP, while the cancel landed and a second `run`
+        started the run it had not), as it ended there: before, this `run` said it dropped a run
+        that had run and finished."""
+        try:
+            changed = self._changed_meanwhile(task, read_status(task.run_dir))
+        except (OSError, ConfigError):  # unreadable: nothing known to have changed; dropped
+            changed = None
+        if changed is None:
+            return self._dropped(reason)
+        return RunStatus(changed[0], self.name, reason=changed[1])
 
-    def _cancel_asked(self, task: RunTask) -> bool:
+    def _dropped(self, reason: str = queue_cancel.DROPPED) -> RunStatus:
+        return RunStatus(RunState.CANCELLED, self.name, reason=reason)
+
+    def _cancel_asked(self, task: RunTask) -> str | None:
         """Re-checked once the run's lock is held: a `cancel` that wrote its request after this look
-        finds the lock taken and waits to stop the run once it is recorded started."""
-        return task.run_dir.name in queue_cancel.asked_since(task.run_dir.parent, self.options.started_s)
+        finds the lock taken and waits to stop the run once it is recorded started. The drop's
+        reason; None where none was asked."""
+        return queue_cancel.asked_since(task.run_dir.parent, self.options.started_s).get(task.run_dir.name)
 
     def done(self) -> bool:
         return not self._queue and not self._running
@@ -517,9 +533,10 @@ class LocalExecutor(Executor):
             runlock.release(lock_fd)
             self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
             return
-        if self._cancel_asked(task):
+        dropped = self._cancel_asked(task)
+        if dropped is not None:
             runlock.release(lock_fd)
-            self._status[task.name] = self._dropped()
+            self._status[task.name] = self._dropped(dropped)
             return
         attempt = previous.attempt + 1 if previous else 1
         argv = launch.launched_argv(self.shape, task.argv)
@@ -741,7 +758,7 @@ class LocalExecutor(Executor):
             reason = "its supervisor could not record the run's end (its reason is in run.log)"
         elif not stopped:
             why = f"its supervisor (pid {child.proc.pid}) ended without recording the run's end"
-            reason = f"{why}: {reason}"
+            reason = f"{why}: {reason}{_maybe_finished(child, own)}"
         return replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
 
     def _write(self, run_dir: Path, status: RunStatus) -> None:
@@ -903,9 +920,16 @@ def _trainer_end(child: _Child, own: RunStatus | None) -> RunStatus | None:
     if own is None or own.state is not RunState.RUNNING or not _written_by(own, child):
         return None
     state, reason = lost_end(own)
-    if reason == LOST:
+    if reason in LOST_REASONS:
         return None
     return replace(child.status, state=state, exit_code=trainer_exit(own), ended=utc_now(), reason=reason)
+
+
+def _maybe_finished(child: _Child, own: RunStatus | None) -> str:
+    """Said of a run whose supervisor died after starting its trainer, nothing of the trainer's end
+    on record: it may have exited 0 in the instant before (docs/RUN.md)."""
+    started = own is not None and _written_by(own, child) and trainer_started(own)
+    return f"; {TRAINER_UNKNOWN}" if started else ""
 
 
 def _proved_finished(child: _Child, code: int) -> RunStatus:

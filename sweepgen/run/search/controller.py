@@ -59,6 +59,7 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.registry import executor_class, status_is_alive
+from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.logs import metrics
 from sweepgen.run.search import best_value
@@ -79,6 +80,9 @@ PRUNING_ATTR = "sweepgen_pruning"
 NOT_RESUMED = "not started again: the search was cancelled (`sweepgen cancel`)"
 NOT_STARTED = "the search was cancelled (`sweepgen cancel`) as it was asked"
 NOT_WRITTEN = "not started: sweepgen could not write its files"
+# the reasons a whole-search `sweepgen cancel` leaves a run with (stopped, or dropped from the queue
+# as its trial started): the search is cancelled, whatever became of its stop request since
+_WHOLE_CANCEL = (CANCELLED_BY_COMMAND, queue_cancel.DROPPED)
 
 
 @dataclass
@@ -467,11 +471,11 @@ class SearchController:
             for s in live.ended.values()
             if s is not None and s.state is RunState.CANCELLED and not _pruned(s)
         ]
-        if not self.stopping and any(s.reason == CANCELLED_BY_COMMAND for s in cancelled):
-            # a whole-search cancel's own words (`--only` has others): its request was on disk
-            # before the run was stopped, and a second `sweepgen run` starting meanwhile withdrew
-            # it (it goes on with the search): the cancel holds here all the same, never read as
-            # a failed trial to replace with a new one
+        if not self.stopping and any(s.reason in _WHOLE_CANCEL for s in cancelled):
+            # a whole-search cancel's own words (`--only` has others), for a run it stopped or
+            # dropped from the queue as it started: its request was on disk before, and a second
+            # `sweepgen run` starting meanwhile withdrew it (it goes on with the search): the
+            # cancel holds here all the same, never read as a failed trial to replace
             self._stop_asking()
         return bool(cancelled) and self._stop_requested()
 

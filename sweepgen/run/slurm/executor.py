@@ -62,7 +62,6 @@ from sweepgen.run.core.plan.trackers import tracker_env
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import RunShape, shape_from_lock
 from sweepgen.run.core.stopping import queue_cancel
-from sweepgen.run.core.stopping.queue_cancel import DROPPED
 from sweepgen.run.slurm import launch, ownership, ranks
 from sweepgen.run.slurm import node_tasks as task_files
 from sweepgen.run.slurm import query as slurm_query
@@ -267,8 +266,9 @@ class SlurmExecutor(Executor):
         unrecorded = [t.name for t in tasks if read_status(t.run_dir) is None]
         held = held_jobs(unrecorded, self.root) if unrecorded else {}
         for task in tasks:
-            if self._cancel_asked(task):
-                self._status[task.name] = RunStatus(RunState.CANCELLED, self.name, reason=DROPPED)
+            dropped = self._cancel_asked(task)
+            if dropped is not None:
+                self._status[task.name] = RunStatus(RunState.CANCELLED, self.name, reason=dropped)
                 continue
             why = self._why_not_submitted(task, read_status(task.run_dir), planned, held)
             if why:
@@ -277,13 +277,14 @@ class SlurmExecutor(Executor):
                 keep.append(task)
         return keep
 
-    def _cancel_asked(self, task: RunTask) -> bool:
+    def _cancel_asked(self, task: RunTask) -> str | None:
         """A `sweepgen cancel` since this `run` started asked to drop the run (queue_cancel.py): it
         found nothing of it running and said this `run` drops it, so it is never submitted (its
         files keep what they had: the next `run` submits it). Read under the submission lock, which
         that `cancel` waits for after writing its request: a submission that read no request is
-        recorded by then, and that `cancel` stops its jobs."""
-        return task.run_dir.name in queue_cancel.asked_since(task.run_dir.parent, self.options.started_s)
+        recorded by then, and that `cancel` stops its jobs. The drop's reason; None where none was
+        asked."""
+        return queue_cancel.asked_since(task.run_dir.parent, self.options.started_s).get(task.run_dir.name)
 
     def _why_not_submitted(
         self,

@@ -204,10 +204,10 @@ def cancel(
     stopped = _stop_search(search, only)
     # before the settle and the look: a start after them finds the request (a Slurm submission
     # reads it under the submission lock the settle waits for), one before them is seen running
-    queued, unasked = _drop_queued(located.tasks, say)
+    queued, unasked = _drop_queued(located.tasks, say, alone=bool(only))
     for line in settle_for_cancel(sweep_dir, located.tasks):  # a start under way, or one left unrecorded
         (say or _say_nothing)(line)
-    views, held = _after_starts(located.tasks, collect(located.tasks), say)
+    views, held = _after_starts(located.tasks, collect(located.tasks), say, alone=bool(only))
     views = _as_searched(views, search is not None)
     # a grid's `run` drops them before their trainer starts; a search's controller hears no drop
     dropped, unheard = ([], held) if search else (held, [])
@@ -256,10 +256,13 @@ def _say_nothing(line: str) -> None:
     """`cancel` with nobody to tell what it did before it looked."""
 
 
-def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) -> tuple[bool, bool]:
+def _drop_queued(
+    tasks: Sequence[RunTask], say: Callable[[str], None] | None, *, alone: bool
+) -> tuple[bool, bool]:
     """Ask each live local `sweepgen run` to drop the runs of ``tasks`` it has queued and not
-    started (queue_cancel.py), in every runs folder that exists (a `run` makes its own at its start);
-    whether it was asked anywhere, and whether a folder's request could not be written (said)."""
+    started (queue_cancel.py; ``alone``: for `--only`), in every runs folder that exists (a `run`
+    makes its own at its start); whether it was asked anywhere, and whether a folder's request
+    could not be written (said)."""
     asked = unasked = False
     by_folder: dict[Path, list[str]] = {}
     for task in tasks:
@@ -269,7 +272,7 @@ def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) ->
         try:
             if not _request_folder(folder):
                 continue  # a link is not followed; nothing else holds queued runs
-            queue_cancel.ask(folder, names)
+            queue_cancel.ask(folder, names, alone=alone)
             asked = True
         except (FileNotFoundError, NotADirectoryError):
             continue  # not made, and not ours to make: no `run` from here has runs queued there
@@ -327,7 +330,7 @@ def _ended_by_itself(view: RunView, unreached: bool) -> bool:
 
 
 def _after_starts(
-    tasks: Sequence[RunTask], views: list[RunView], say: Callable[[str], None] | None
+    tasks: Sequence[RunTask], views: list[RunView], say: Callable[[str], None] | None, *, alone: bool
 ) -> tuple[list[RunView], list[str]]:
     """``views``, collected again once each run whose start is under way (a live process holds its
     lock, its status does not say it runs yet: a `sweepgen run` between taking the lock and its
@@ -339,7 +342,7 @@ def _after_starts(
     starting = [v.task for v in views if _starting(v)]
     if not starting:
         return views, []
-    _drop_queued(starting, say)
+    _drop_queued(starting, say, alone=alone)
     if say is not None:
         say(f"waiting for the start of {', '.join(t.name for t in starting)} to be recorded, to cancel it")
     _wait_started(starting)
