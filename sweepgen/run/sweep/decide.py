@@ -36,6 +36,7 @@ from sweepgen.run.core.plan.tasks import NAMING_PATHS, read_lock
 from sweepgen.run.core.sweepfile import replay_guard
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import committed
+from sweepgen.run.report import compared as compared_
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report.stats import bounds, sequential
 from sweepgen.run.report.stats.sequential_record import (
@@ -273,10 +274,19 @@ def _look(
 ) -> Look:
     """The open comparisons tested on the first ``n`` seeds of each group (a finished run without the
     metric is left out: its group has fewer values, and the test says so)."""
-    values = _values(sweep_dir, rule)
+    records = _records(sweep_dir, rule)
+    values = {name: r.value for name, r in records.items()}
 
     def first(group: str) -> list[float]:
         return [v for m in members[group][:n] if (v := values.get(m)) is not None]
+
+    def compared(arm: str) -> list[rep.RunRecord]:
+        return [
+            r
+            for g in (arm, str(rule.baseline))
+            for m in members[g][:n]
+            if (r := records.get(m)) and r.value is not None
+        ]
 
     if not any(first(g) for g in [*still, str(rule.baseline)]):  # a typo in --metric: never decides
         raise UserError(
@@ -286,8 +296,14 @@ def _look(
             f"{DECIDE_STATE_NAME} to start the test with the right one (the runs stay)",
         )
 
+    # what the report refuses to compare (runs that logged the metric to different last steps, or
+    # last-K windows from different steps) this look does not decide either: open, the reason kept
+    metric = rule.metric or "final_reward"
+    untestable = {
+        a: why for a in still if (why := compared_.unmatched(compared(a), metric, rule.at or "final"))
+    }
     crossings = sequential.look(
-        [(a, first(a)) for a in still], first(str(rule.baseline)), alpha, str(rule.mode)
+        [(a, first(a)) for a in still], first(str(rule.baseline)), alpha, str(rule.mode), untestable
     )
     return Look(n, alpha, clipped(crossings, rule.metric, [v for v in values.values() if v is not None]))
 
@@ -359,8 +375,12 @@ def _fit(rule: Rule, members: dict[str, list[str]]) -> Rule:
 
 
 def _values(sweep_dir: Path, rule: Rule) -> dict[str, float | None]:
+    return {name: r.value for name, r in _records(sweep_dir, rule).items()}
+
+
+def _records(sweep_dir: Path, rule: Rule) -> dict[str, rep.RunRecord]:
     report = rep.collect(sweep_dir, rep.Objective(rule.metric, str(rule.mode), rule.at or "final"))
-    return {r.name: r.value for r in report.finished}
+    return {r.name: r for r in report.finished}
 
 
 def _dry_run(
