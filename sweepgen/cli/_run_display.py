@@ -477,11 +477,10 @@ def _open_lines(result: DecideResult, against: str) -> list[str]:
     within = f"within {result.rule.max_seeds} seeds per group {against}"
     untested = _untested(result)
     unmatched = _unmatched(result)
-    plain = [a for a in open_arms if a in untested and a not in unmatched]
     return (
         _listed(f"no evidence {within}", [a for a in open_arms if a not in untested])
-        + _listed(f"cannot decide {within} ({NO_TEST} at the last look)", plain)
-        + [f"cannot decide {within}: {a}: {unmatched[a]}" for a in open_arms if a in unmatched]
+        + _listed(f"cannot decide {within} ({NO_TEST} at the last look)", sorted(untested - set(unmatched)))
+        + [f"cannot decide {within}: {a}: {why}" for a, why in unmatched.items()]
     )
 
 

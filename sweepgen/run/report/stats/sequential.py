@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from sweepgen.errors import UserError
 from sweepgen.run.report.stats import looks_level
@@ -114,6 +115,9 @@ def union_mean_level(schedule: Schedule, n: int, level: float = stats.LEVEL) -> 
     return 1 - share * (1 - level) / schedule.alpha
 
 
+NONE_UNTESTABLE: Mapping[str, str] = MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class Crossing:
     """One open comparison at one look: its test and the boundary it was held to."""
@@ -140,12 +144,11 @@ def look(
     base: Sequence[float],
     alpha: float,
     mode: str,
-    untestable: Mapping[str, str] | None = None,
+    untestable: Mapping[str, str] = NONE_UNTESTABLE,
 ) -> list[Crossing]:
     """Test every open comparison (``arms``, each against ``base``) at one look, Holm at ``alpha``.
     ``untestable``: arm -> why its values cannot be compared at this look (the report refuses them):
     no test, open, the reason kept, and still counted by Holm (p taken as 1)."""
-    untestable = untestable or {}
     # the calibrated p (stats.difference_test): plain Welch errs above its level where the spreads
     # differ (up to 5 seeds a side, three arms 10x noisier: 6.35% of null sweeps called at alpha 0.05,
     # benchmarks/RESULTS.md), and the union bound over looks holds only for a test that keeps its level

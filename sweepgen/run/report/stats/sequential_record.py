@@ -150,13 +150,16 @@ def _crossing(data: Any) -> sequential.Crossing:
         c.name, str
     ):
         raise TypeError(f"crossing {data!r}")
-    if c.reason is not None and (
-        not isinstance(c.reason, str) or c.verdict != sequential.OPEN or c.p is not None
-    ):
+    if not _reason_fits(c):
         raise TypeError(f"crossing {data!r}: a reason is an untested open comparison's")
     if c.verdict not in ("better", "worse", sequential.OPEN):
         raise ValueError(f"verdict {c.verdict!r}")
     return c
+
+
+def _reason_fits(c: sequential.Crossing) -> bool:
+    """A reason is an untested open comparison's, and words."""
+    return c.reason is None or (type(c.reason) is str and (c.verdict, c.p) == (sequential.OPEN, None))
 
 
 def write_state(sweep_dir: Path, rule: Rule, looks: Sequence[Look]) -> None:
