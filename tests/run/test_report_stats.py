@@ -71,7 +71,7 @@ BOOT = stats.Methods(interval="bootstrap")
 )
 def test_no_bootstrap_difference_interval_where_a_group_has_nothing_to_resample(arm, base):
     # a tied group's resamples are one value, so the interval held the other group's spread alone
-    # ([0.02, 0.04] beside the test's "no evidence"; 36-60% covered at 2-5 seeds), and two runs give
+    # ([0.02, 0.04] beside the test's "no evidence"; 36-65% covered at 2-5 seeds), and two runs give
     # their range (62-75%): no interval, said beside the table, the test's verdict kept
     s = stats.compare([("base", base), ("arm", arm)], baseline="base", mode="max", methods=BOOT)
     c = s.comparisons[0]

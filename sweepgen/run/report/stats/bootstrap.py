@@ -74,7 +74,7 @@ def withheld(arm: Sequence[float], base: Sequence[float]) -> bool:
     """No bootstrap interval of this difference: a group of fewer than ``MIN_RUNS`` runs, or one whose
     runs all gave one value (its resamples are that value alone, so the interval holds the other
     group's spread only: 0.7, 0.7, 0.7 against 0.72, 0.72, 0.74 gave [0.02, 0.04] beside the test's
-    "no evidence"; such intervals covered 36-60% of true differences at 2-5 seeds)."""
+    "no evidence"; such intervals covered 36-65% of true differences at 2-5 seeds)."""
     return any(len(g) < MIN_RUNS or len(set(g)) == 1 for g in (arm, base))
 
 
@@ -86,7 +86,7 @@ def withheld_sentence(names: Sequence[str]) -> str | None:
         f"no bootstrap difference interval for {', '.join(names)}: a group with fewer than {MIN_RUNS} "
         "runs, or whose runs all gave one value, has no spread a percentile bootstrap can resample (2 "
         "runs: the interval is their range, 62-75% of true differences covered at a claimed 95%; a "
-        "tied group: only the other group's spread, 36-60% covered; benchmarks/RESULTS.md, round "
+        "tied group: only the other group's spread, 36-65% covered; benchmarks/RESULTS.md, round "
         "sixteen); the verdict is the test's; --interval t (the default) gives an interval there"
     )
 
