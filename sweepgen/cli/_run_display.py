@@ -476,8 +476,11 @@ def _open_lines(result: DecideResult, against: str) -> list[str]:
 
     within = f"within {result.rule.max_seeds} seeds per group {against}"
     untested = _untested(result)
-    return _listed(f"no evidence {within}", [a for a in open_arms if a not in untested]) + _listed(
-        f"cannot decide {within} ({NO_TEST} at the last look)", [a for a in open_arms if a in untested]
+    unmatched = _unmatched(result)
+    return (
+        _listed(f"no evidence {within}", [a for a in open_arms if a not in untested])
+        + _listed(f"cannot decide {within} ({NO_TEST} at the last look)", sorted(untested - set(unmatched)))
+        + [f"cannot decide {within}: {a}: {why}" for a, why in unmatched.items()]
     )
 
 
@@ -485,6 +488,14 @@ def _untested(result: DecideResult) -> set[str]:
     """The arms the last look could not test (every run of both gave one value, or a group short of
     two values): open, but with no evidence either way, so not "no evidence" of a difference."""
     return {c.name for c in result.looks[-1].crossings if c.p is None} if result.looks else set()
+
+
+def _unmatched(result: DecideResult) -> dict[str, str]:
+    """The arms whose last look's values the report would not compare (runs of different lengths),
+    with why."""
+    if not result.looks:
+        return {}
+    return {c.name: c.reason for c in result.looks[-1].crossings if c.reason is not None}
 
 
 def _listed(words: str, arms: list[str]) -> list[str]:

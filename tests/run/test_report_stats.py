@@ -20,13 +20,12 @@ def _boot_mean(values, seed=bootstrap.SEED):
     return bootstrap.mean_interval(np, values, 0.95, seed=seed)
 
 
-def test_bootstrap_of_two_values_is_their_range():
+def test_bootstrap_of_two_values_is_withheld():
     # resample means of [0, 1] are 0, 0.5, 1 with probability 1/4, 1/2, 1/4: with 10,000 draws both
-    # tails hold more than 2.5%, so the interval is exactly (0, 1): why it covers so little at n = 2
-    assert _boot_mean([0.0, 1.0]) == (0.0, 1.0)
+    # tails hold more than 2.5%, so the interval was exactly (0, 1), covering ~52%: none below 3 now
+    assert _boot_mean([0.0, 1.0]) == (None, None) and _boot_mean([3.0]) == (None, None)
     assert _boot_mean([2.5, 2.5, 2.5]) == (2.5, 2.5)
-    assert _boot_mean([3.0]) == (None, None)
-    assert bootstrap.label(2) == "bootstrap (covers ~52% at n=2)"
+    assert bootstrap.label(2) == bootstrap.TOO_FEW and bootstrap.label(3) == "bootstrap (covers ~76% at n=3)"
     assert bootstrap.coverage(7) == bootstrap.COVERAGE[5] and bootstrap.coverage(1) is None
 
 
@@ -57,6 +56,36 @@ def test_bootstrap_difference_resamples_arm_then_baseline():
     b = np.asarray(base)[rng.integers(0, 3, (bootstrap.RESAMPLES, 3))].mean(axis=1)
     expected = tuple(float(x) for x in np.percentile(a - b, [2.5, 97.5]))
     assert bootstrap.diff_interval(np, arm, base, 0.95) == expected
+
+
+BOOT = stats.Methods(interval="bootstrap")
+
+
+@pytest.mark.parametrize(
+    ("arm", "base"),
+    [
+        ([0.72, 0.72, 0.74], [0.7, 0.7, 0.7]),  # a tied baseline: resamples of one value
+        ([0.8, 0.8, 0.8, 0.8], [0.7, 0.72, 0.69]),  # a tied arm
+        ([0.72, 0.75], [0.7, 0.71, 0.69]),  # two runs: their range
+    ],
+)
+def test_no_bootstrap_difference_interval_where_a_group_has_nothing_to_resample(arm, base):
+    # a tied group's resamples are one value, so the interval held the other group's spread alone
+    # ([0.02, 0.04] beside the test's "no evidence"; 36-65% covered at 2-5 seeds), and two runs give
+    # their range (62-75%): no interval, said beside the table, the test's verdict kept
+    s = stats.compare([("base", base), ("arm", arm)], baseline="base", mode="max", methods=BOOT)
+    c = s.comparisons[0]
+    assert (c.low, c.high) == (None, None) and c.p is not None  # tested: the verdict is the test's
+    said = stats.bootstrap_coverage(s)
+    assert said is not None and said.startswith("no bootstrap difference interval for arm: a group with")
+    with_t = stats.compare([("base", base), ("arm", arm)], baseline="base", mode="max")
+    assert with_t.comparisons[0].low is not None  # Welch's interval needs spread in one group only
+
+
+def test_a_bootstrap_group_interval_of_two_runs_is_withheld_not_their_range():
+    g = stats.group_stats("g", [0.4, 0.6], BOOT)
+    assert (g.low, g.high) == (None, None) and g.interval == bootstrap.TOO_FEW
+    assert stats.group_stats("g", [0.4, 0.6, 0.5], BOOT).low is not None
 
 
 samples = st.lists(st.floats(-100, 100, allow_nan=False), min_size=2, max_size=12).filter(

@@ -406,3 +406,26 @@ def test_a_run_killed_between_looks_runs_each_seed_once_and_counts_each_look_onc
         text=True,
     )
     assert status.returncode == 0, status.stdout + status.stderr
+
+
+def test_an_arm_whose_runs_trained_to_another_step_is_not_decided_by_a_look(arms):
+    """The report calls runs that logged the metric to different last steps "cannot decide" (their
+    values come from different lengths of training); the looks did not, and `good`, stopped one step
+    later than `base`, was called better by the test the report then refused: the looks agree now."""
+    (arms / "trainer.py").write_text(TRAINER.replace('{"step": 1,', '{"step": 2 if acc > 0.8 else 1,'))
+    result = run(*FIRST, "--max-seeds", "4")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "good: better" not in text
+    assert "good: cannot decide at this look (open): the runs of these two groups logged `eval_acc`" in text
+    assert "cannot decide within 4 seeds per group against base: good: the runs of these two groups" in text
+    state = json.loads((arms / "generated/arms" / DECIDE_STATE_NAME).read_text())
+    good = [c for x in state["looks"] for c in x["crossings"] if c["name"] == "good"]
+    assert [(c["verdict"], c["p"]) for c in good] == [("open", None), ("open", None)]
+    assert "different last steps (1, 2)" in good[-1]["reason"]
+    # the report's lines of the recorded test say it too, beside its own "cannot decide"
+    report = CliRunner().invoke(
+        main, ["report", "generated/arms", "--no-plot", "--metric", "eval_acc", "--compare", "base"]
+    )
+    assert report.exit_code == 0, report.output
+    assert "good: cannot decide at look 2 of 2 (4 seeds per group)" in " ".join(report.output.split())

@@ -113,6 +113,21 @@ def no_verdict_across_lengths(
     return replace(statistics, comparisons=comparisons)
 
 
+def unmatched(runs: Sequence[rep.RunRecord], metric: str, at: str) -> str | None:
+    """Why the values of ``runs`` (one comparison's arm and baseline) cannot be compared, as the
+    report refuses them (no_verdict_across_lengths, no_verdict_across_windows): the reason, or None.
+    For `run --until-decided`'s looks, which must not decide what the report calls undecidable."""
+    if at == "best":
+        return None  # --until-decided refuses --at best before any run
+    ends = sorted(set(_ends(runs).values()))
+    if len(ends) > 1:
+        return LENGTH_REASON.format(metric=metric, steps=", ".join(map(str, ends)))
+    k = rep.last_k(at)
+    if k is not None and len(set(_spans(runs, k).values())) > 1:
+        return WINDOW_REASON.format(metric=metric, k=k)
+    return None
+
+
 def best_untested(report: rep.Report, groups: Sequence[grp.Group]) -> str | None:
     """Why no test of the values can say which group is best (winner.sentence's ``untested``): at
     ``--at best`` the bias, at ``--at last:K`` runs whose last K values start at different steps

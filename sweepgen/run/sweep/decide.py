@@ -36,6 +36,7 @@ from sweepgen.run.core.plan.tasks import NAMING_PATHS, read_lock
 from sweepgen.run.core.sweepfile import replay_guard
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import committed
+from sweepgen.run.report import compared as compared_
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report.stats import bounds, sequential
 from sweepgen.run.report.stats.sequential_record import (
@@ -273,7 +274,8 @@ def _look(
 ) -> Look:
     """The open comparisons tested on the first ``n`` seeds of each group (a finished run without the
     metric is left out: its group has fewer values, and the test says so)."""
-    values = _values(sweep_dir, rule)
+    records = _records(sweep_dir, rule)
+    values = _values_of(records)
 
     def first(group: str) -> list[float]:
         return [v for m in members[group][:n] if (v := values.get(m)) is not None]
@@ -286,10 +288,25 @@ def _look(
             f"{DECIDE_STATE_NAME} to start the test with the right one (the runs stay)",
         )
 
+    untestable = _unmatched(rule, records, {g: members[g][:n] for g in [*still, str(rule.baseline)]})
     crossings = sequential.look(
-        [(a, first(a)) for a in still], first(str(rule.baseline)), alpha, str(rule.mode)
+        [(a, first(a)) for a in still], first(str(rule.baseline)), alpha, str(rule.mode), untestable
     )
     return Look(n, alpha, clipped(crossings, rule.metric, [v for v in values.values() if v is not None]))
+
+
+def _unmatched(rule: Rule, records: dict[str, rep.RunRecord], runs: dict[str, list[str]]) -> dict[str, str]:
+    """What the report refuses to compare (runs that logged the metric to different last steps, or
+    last-K windows from different steps), a look does not decide either: per open arm (``runs``: each
+    group's runs at this look, the baseline's too), why."""
+    base = runs.pop(str(rule.baseline))
+    why = {arm: _why_unmatched(rule, records, [*names, *base]) for arm, names in runs.items()}
+    return {arm: reason for arm, reason in why.items() if reason is not None}
+
+
+def _why_unmatched(rule: Rule, records: dict[str, rep.RunRecord], names: list[str]) -> str | None:
+    valued = [r for n in names if (r := records.get(n)) is not None and r.value is not None]
+    return compared_.unmatched(valued, rule.metric or "final_reward", rule.at or "final")
 
 
 def clipped(
@@ -359,8 +376,16 @@ def _fit(rule: Rule, members: dict[str, list[str]]) -> Rule:
 
 
 def _values(sweep_dir: Path, rule: Rule) -> dict[str, float | None]:
+    return _values_of(_records(sweep_dir, rule))
+
+
+def _values_of(records: dict[str, rep.RunRecord]) -> dict[str, float | None]:
+    return {name: r.value for name, r in records.items()}
+
+
+def _records(sweep_dir: Path, rule: Rule) -> dict[str, rep.RunRecord]:
     report = rep.collect(sweep_dir, rep.Objective(rule.metric, str(rule.mode), rule.at or "final"))
-    return {r.name: r.value for r in report.finished}
+    return {r.name: r for r in report.finished}
 
 
 def _dry_run(

@@ -21,6 +21,11 @@ from types import ModuleType
 from typing import Any
 
 RESAMPLES = 10_000
+# the fewest runs a group needs for a bootstrap interval: with 2 a resample takes 3 values (min, mean,
+# max), so a 95% interval of the mean is the runs' range (covers ~52%) and a difference's 62-75% of
+# the truth at 2 + 2 seeds (benchmarks/RESULTS.md, round sixteen); the t and Welch intervals hold 95%
+MIN_RUNS = 3
+TOO_FEW = f"- (no bootstrap below {MIN_RUNS} runs: it is their range, ~52% covered; --interval t)"
 SEED = 0  # fixed, so a report is the same numbers on every machine
 # n -> share of 95% percentile-bootstrap intervals of a mean that covered the truth
 # (benchmarks/bench_stats.py, 2,000 replications per n; RESULTS.md)
@@ -65,7 +70,30 @@ def diff_sentence(sizes: list[tuple[int, int]]) -> str | None:
     )
 
 
+def withheld(arm: Sequence[float], base: Sequence[float]) -> bool:
+    """No bootstrap interval of this difference: a group of fewer than ``MIN_RUNS`` runs, or one whose
+    runs all gave one value (its resamples are that value alone, so the interval holds the other
+    group's spread only: 0.7, 0.7, 0.7 against 0.72, 0.72, 0.74 gave [0.02, 0.04] beside the test's
+    "no evidence"; such intervals covered 36-65% of true differences at 2-5 seeds)."""
+    return any(len(g) < MIN_RUNS or len(set(g)) == 1 for g in (arm, base))
+
+
+def withheld_sentence(names: Sequence[str]) -> str | None:
+    """What the report says of the comparisons ``withheld`` left without an interval (None: none)."""
+    if not names:
+        return None
+    return (
+        f"no bootstrap difference interval for {', '.join(names)}: a group with fewer than {MIN_RUNS} "
+        "runs, or whose runs all gave one value, has no spread a percentile bootstrap can resample (2 "
+        "runs: the interval is their range, 62-75% of true differences covered at a claimed 95%; a "
+        "tied group: only the other group's spread, 36-65% covered; benchmarks/RESULTS.md, round "
+        "sixteen); the verdict is the test's; --interval t (the default) gives an interval there"
+    )
+
+
 def label(n: int) -> str:
+    if n < MIN_RUNS:  # no interval (mean_interval)
+        return TOO_FEW
     cov = coverage(n)
     return "bootstrap" if cov is None else f"bootstrap (covers ~{cov:.0%} at n={n})"
 
@@ -73,8 +101,9 @@ def label(n: int) -> str:
 def mean_interval(
     np: ModuleType, values: Sequence[float], level: float, *, seed: int = SEED, resamples: int = RESAMPLES
 ) -> tuple[float | None, float | None]:
-    """The percentile bootstrap interval of the mean, or (None, None) for one value."""
-    if len(values) < 2:
+    """The percentile bootstrap interval of the mean, or (None, None) below ``MIN_RUNS`` values (two
+    values' interval is their range)."""
+    if len(values) < MIN_RUNS:
         return None, None
     rng = np.random.Generator(np.random.PCG64(seed))
     data = np.asarray(values, dtype=float)
@@ -91,8 +120,9 @@ def diff_interval(
     seed: int = SEED,
     resamples: int = RESAMPLES,
 ) -> tuple[float | None, float | None]:
-    """The percentile bootstrap interval of mean(arm) - mean(base), each group resampled on its own."""
-    if len(arm) < 2 or len(base) < 2:
+    """The percentile bootstrap interval of mean(arm) - mean(base), each group resampled on its own;
+    (None, None) where ``withheld``."""
+    if withheld(arm, base):
         return None, None
     rng = np.random.Generator(np.random.PCG64(seed))
     a = np.asarray(arm, dtype=float)

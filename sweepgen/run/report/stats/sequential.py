@@ -33,8 +33,9 @@ the last look).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from sweepgen.errors import UserError
 from sweepgen.run.report.stats import looks_level
@@ -114,6 +115,9 @@ def union_mean_level(schedule: Schedule, n: int, level: float = stats.LEVEL) -> 
     return 1 - share * (1 - level) / schedule.alpha
 
 
+NONE_UNTESTABLE: Mapping[str, str] = MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class Crossing:
     """One open comparison at one look: its test and the boundary it was held to."""
@@ -129,16 +133,26 @@ class Crossing:
     # excludes 0 where the look crossed; None: no test, or a record written before it was kept
     low: float | None = None
     high: float | None = None
+    # why this look could not test the comparison though both groups have values (the report's
+    # "cannot decide" of runs that logged the metric to different last steps); None: tested, or no test
+    # for the plain reason (NO_TEST)
+    reason: str | None = None
 
 
 def look(
-    arms: Sequence[tuple[str, Sequence[float]]], base: Sequence[float], alpha: float, mode: str
+    arms: Sequence[tuple[str, Sequence[float]]],
+    base: Sequence[float],
+    alpha: float,
+    mode: str,
+    untestable: Mapping[str, str] = NONE_UNTESTABLE,
 ) -> list[Crossing]:
-    """Test every open comparison (``arms``, each against ``base``) at one look, Holm at ``alpha``."""
+    """Test every open comparison (``arms``, each against ``base``) at one look, Holm at ``alpha``.
+    ``untestable``: arm -> why its values cannot be compared at this look (the report refuses them):
+    no test, open, the reason kept, and still counted by Holm (p taken as 1)."""
     # the calibrated p (stats.difference_test): plain Welch errs above its level where the spreads
     # differ (up to 5 seeds a side, three arms 10x noisier: 6.35% of null sweeps called at alpha 0.05,
     # benchmarks/RESULTS.md), and the union bound over looks holds only for a test that keeps its level
-    tested = [stats.difference_test(values, base)[1] for _, values in arms]
+    tested = [None if name in untestable else stats.difference_test(values, base)[1] for name, values in arms]
     pvalues = [1.0 if p is None else p for p in tested]  # untestable: open, and still counted by Holm
     levels, rejected = stats.holm_levels(pvalues, alpha)
     out = []
@@ -146,7 +160,9 @@ def look(
         diff = _mean(values) - _mean(base) if values and base else math.nan
         word = stats.verdict(diff, 0.0, mode) if crossed else OPEN
         low, high = _repeated_interval(values, base, p, level)
-        out.append(Crossing(name, len(values), len(base), diff, p, level, word, low, high))
+        out.append(
+            Crossing(name, len(values), len(base), diff, p, level, word, low, high, untestable.get(name))
+        )
     return out
 
 

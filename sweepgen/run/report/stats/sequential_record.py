@@ -86,6 +86,9 @@ def look_lines(look: Look, number: int, total: int) -> list[str]:
     """One look in words: each comparison's p against its boundary, and what it decided."""
     lines = [f"look {number} of {total}: {look.seeds} seed(s) per group, alpha spent here {look.alpha:.3g}"]
     for c in look.crossings:
+        if c.reason is not None:  # values the report would not compare: cannot decide at this look
+            lines.append(f"  {c.name}: cannot decide at this look (open): {c.reason}")
+            continue
         p = f"p {c.p:.3g}" if c.p is not None else NO_TEST
         word = "crossed: " + c.verdict if c.verdict != sequential.OPEN else "open"
         lines.append(f"  {c.name}: {p} against boundary {c.boundary:.3g}: {word}{_interval_words(c)}")
@@ -147,9 +150,16 @@ def _crossing(data: Any) -> sequential.Crossing:
         c.name, str
     ):
         raise TypeError(f"crossing {data!r}")
+    if not _reason_fits(c):
+        raise TypeError(f"crossing {data!r}: a reason is an untested open comparison's")
     if c.verdict not in ("better", "worse", sequential.OPEN):
         raise ValueError(f"verdict {c.verdict!r}")
     return c
+
+
+def _reason_fits(c: sequential.Crossing) -> bool:
+    """A reason is an untested open comparison's, and words."""
+    return c.reason is None or (type(c.reason) is str and (c.verdict, c.p) == (sequential.OPEN, None))
 
 
 def write_state(sweep_dir: Path, rule: Rule, looks: Sequence[Look]) -> None:
@@ -268,6 +278,10 @@ def held_at_last_look(looks: Sequence[Look], alpha: float) -> dict[str, Held]:
 def _arm_line(name: str, number: int, look: Look, c: sequential.Crossing, total: int) -> str:
     """An arm's last look: the look it crossed its boundary at, or its last p against its boundary."""
     p = "no test" if c.p is None else f"p {c.p:.3g}"
+    if c.reason is not None:
+        return (
+            f"  {name}: cannot decide at look {number} of {total} ({look.seeds} seeds per group): {c.reason}"
+        )
     if c.verdict != sequential.OPEN:
         return (
             f"  {name}: {c.verdict} at look {number} of {total} ({look.seeds} seeds per group): "

@@ -139,7 +139,14 @@ def bootstrap_coverage(statistics: Statistics) -> str | None:
         return None
     n_of = {g.name: g.n for g in statistics.groups}
     sizes = [(n_of[c.name], n_of[c.baseline]) for c in statistics.comparisons if c.low is not None]
-    return bootstrap.diff_sentence(sizes)
+    said = [bootstrap.diff_sentence(sizes), bootstrap.withheld_sentence(_withheld(statistics))]
+    return "; ".join(filter(None, said)) or None
+
+
+def _withheld(statistics: Statistics) -> list[str]:
+    """The comparisons tested whose bootstrap interval was withheld (bootstrap.withheld: a bootstrap
+    interval is otherwise always given)."""
+    return [c.name for c in statistics.comparisons if c.low is None and c.test is not None]
 
 
 def _numpy() -> ModuleType:
@@ -516,9 +523,10 @@ def _diff_interval(
     where neither group has spread (a zero-width interval would claim the difference known exactly)."""
     if no_spread(values, base):
         return None, None
-    if methods.interval == "bootstrap":
+    if (
+        methods.interval == "bootstrap"
+    ):  # none where a group has nothing to resample (bootstrap_coverage says)
         low, high = bootstrap.diff_interval(_numpy(), values, base, 1 - alpha)
-        assert low is not None and high is not None  # both groups have two runs or more here
     else:
         low, high = calibrated_interval(values, base, 1 - alpha)
     # inside [-1, 1] for a proportion: 0 stays inside, so whether it is excluded does not change
