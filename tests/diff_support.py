@@ -78,3 +78,19 @@ def changes(one: str, two: str, suffix: str = ".sh", folder: Path | None = None,
 def line_changes(one: str, two: str, folder: Path | None = None) -> list[str]:
     """`changes` of two scripts of one line each."""
     return changes(one + "\n", two + "\n", ".sh", folder)
+
+
+def bash_runs(line: str, folder: Path) -> str:
+    """What bash prints and exits with for ``line`` run in ``folder``, whose stand-in programs come
+    first on PATH: the oracle the launch-wrapper tests compare the diff's readings with."""
+    run = subprocess.run(
+        ["bash", "-c", f"{line}\n"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=folder,
+        stdin=subprocess.DEVNULL,
+        env={"PATH": f"{folder}:/usr/bin:/bin:/usr/sbin:/sbin"},
+        timeout=60,
+    )
+    return f"{run.stdout}{run.stderr}rc={run.returncode}"

@@ -11,10 +11,9 @@ from __future__ import annotations
 import getopt
 import os
 import shutil
-import subprocess
 
 import pytest
-from diff_support import line_changes
+from diff_support import bash_runs, line_changes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -90,20 +89,6 @@ _RUNUSER_PAIRS = [
 ]
 
 
-def _runs(line: str, folder) -> str:
-    run = subprocess.run(
-        ["bash", "-c", f"{line}\n"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=folder,
-        stdin=subprocess.DEVNULL,
-        env={"PATH": f"{folder}:/usr/bin:/bin:/usr/sbin:/sbin"},
-        timeout=60,
-    )
-    return f"{run.stdout}{run.stderr}rc={run.returncode}"
-
-
 def _stub(folder) -> None:
     stub = folder / "python"
     stub.write_text(_STUB)
@@ -115,7 +100,7 @@ def test_wrappers_change_what_the_tools_change(tmp_path):
     _stub(tmp_path)
     for one, two in _PAIRS:
         one, two = (line.format(lock=tmp_path / "lock") for line in (one, two))
-        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
 
 
@@ -126,7 +111,7 @@ def test_gnu_time_and_runuser_change_what_the_tools_change(tmp_path):
     (tmp_path / "python3").chmod(0o755)
     pairs = _MORE_PAIRS + (_RUNUSER_PAIRS if os.geteuid() == 0 and shutil.which("runuser") else [])
     for one, two in pairs:
-        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
 
 
@@ -234,7 +219,7 @@ _SHELL_PAIRS = [
 def test_shell_option_bundles_with_o_are_read_as_bash_reads_them(tmp_path):
     _stub(tmp_path)
     for one, two in _SHELL_PAIRS:
-        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
         assert "t.py" in read_shell(f"#!/bin/bash\n{one}\n").data["commands"], one  # its code was read
 
@@ -308,6 +293,6 @@ def test_env_split_string_reads_as_env_splits_it(tmp_path):
     stub.write_text('#!/bin/bash\nprintf \'<%s>\' "$@"; echo "A=${A-unset}"\n')
     stub.chmod(0o755)
     for one, two in _ENV_PAIRS:
-        differs = _runs(f"A=0 {one}", tmp_path) != _runs(f"A=0 {two}", tmp_path)
+        differs = bash_runs(f"A=0 {one}", tmp_path) != bash_runs(f"A=0 {two}", tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
     assert list(read_shell("#!/bin/bash\nenv -S 'A=1 python t.py'\n").data["commands"]) == ["t.py"]

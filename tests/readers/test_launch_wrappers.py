@@ -10,10 +10,9 @@ import argparse
 import getopt
 import os
 import shutil
-import subprocess
 
 import pytest
-from diff_support import line_changes
+from diff_support import bash_runs, line_changes
 
 from sweepgen.readers.shell.shellconfig import read_shell
 
@@ -50,19 +49,6 @@ _PAIRS = [
 ]
 
 
-def _runs(line: str, folder) -> str:
-    run = subprocess.run(
-        ["bash", "-c", f"{line}\n"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=folder,
-        env={"PATH": f"{folder}:/usr/bin:/bin"},
-        timeout=60,
-    )
-    return f"{run.stdout}{run.stderr}rc={run.returncode}"
-
-
 @needs_tools
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="affinity pairs need two CPUs")
 def test_wrappers_change_what_the_tools_change(tmp_path):
@@ -70,7 +56,7 @@ def test_wrappers_change_what_the_tools_change(tmp_path):
     stub.write_text(_STUB)
     stub.chmod(0o755)
     for one, two in _PAIRS:
-        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
 
 
@@ -145,7 +131,7 @@ def test_shell_options_around_dash_c_are_read_as_bash_reads_them(tmp_path):
     stub.write_text("#!/bin/bash\nprintf '<%s>' \"$@\"; echo\n")
     stub.chmod(0o755)
     for one, two in _SHELL_PAIRS:
-        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
         assert "t.py" in read_shell(f"#!/bin/bash\n{one}\n").data["commands"], one  # its code was read
     # a login shell (`-l`) reads the login files first: an option of the shell, shown
@@ -212,6 +198,6 @@ def test_env_split_string_runs_its_words(tmp_path):
     stub.write_text('#!/bin/bash\nprintf \'<%s>\' "$@"; echo "A=${A-unset}"\n')
     stub.chmod(0o755)
     for one, two in _SPLIT_PAIRS:
-        differs = _runs(one, tmp_path) != _runs(two, tmp_path)
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
     assert list(read_shell('#!/bin/bash\nenv -S "python t.py --lr 1"\n').data["commands"]) == ["t.py"]
