@@ -124,19 +124,25 @@ def test_a_run_whose_lock_holder_dies_unstarted_is_started_once_by_the_run_waiti
     assert _shown(tmp_path)["state"] == "FINISHED"
 
 
-def test_a_failed_run_let_go_unstarted_is_not_retried_without_rerun_failed_and_shown_failed(tmp_path):
+def test_a_failed_run_whose_lock_is_held_is_not_retried_without_rerun_failed_and_shown_failed(tmp_path):
+    """r0 failed (on record, its recorder gone) and another process holds its lock (a stopped `run`
+    that recorded it, or one about to retry it): a plain `run` never starts it again, and answers
+    from the record at once, with the hint, while the lock is still held (it waited for the holder
+    before, so a `run` stopped with Ctrl-Z held every later `run` up: h-once17)."""
     make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
     command = _command(tmp_path)
     run = tmp_path / "runs" / "fake" / "r0"
     _fail_once(tmp_path)
     holder = _hold_lock(run)
-    waiting = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
-    seen = read_until(waiting, "waiting for 1 run(s)")
-    holder.send_signal(signal.SIGKILL)
-    holder.communicate()
-    out, err = waiting.communicate(timeout=LOADED_S)
+    try:
+        plain = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+        out, err = plain.communicate(timeout=LOADED_S)
+        assert holder.poll() is None, "the holder is gone: the answer may have waited for it"
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.communicate()
     # its own earlier failure, with the hint: not "ended elsewhere", not started behind the user's back
-    assert waiting.returncode == 1 and "Traceback" not in err, out + seen + err
+    assert plain.returncode == 1 and "Traceback" not in err, out + err
     assert "--rerun-failed" in err and "ended elsewhere" not in out + err, out + err
     assert _starts(run) == 0
     row = _shown(tmp_path)
