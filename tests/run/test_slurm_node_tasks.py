@@ -60,6 +60,8 @@ def test_a_tasks_file_not_the_one_submitted_runs_nothing(written, how, capsys):
     assert task.main([str(path), digest]) == 3
     err = capsys.readouterr().err
     assert ran == [] and str(path) in err and "nothing was run" in err and "Traceback" not in err, err
+    # a missing file is what a job requeued after `run` removed its array's file finds: said so
+    assert ("scontrol requeue" in err) == (how == "missing"), err
 
 
 def _journal_naming(root: Path, *entries: tuple[str, object]) -> None:

@@ -105,7 +105,7 @@ def load(path: Path, digest: str, index: int) -> Mapping[str, Any]:
     except runfiles.RunFileError as err:
         raise _refused(path, f"{path.name} {err.reason}") from None
     if raw is None:
-        raise _refused(path, "the node tasks file is missing")
+        raise _refused(path, "the node tasks file is missing", hint=_GONE)
     if hashlib.sha256(raw).hexdigest() != digest:
         raise _refused(
             path,
@@ -118,14 +118,23 @@ def load(path: Path, digest: str, index: int) -> Mapping[str, Any]:
     return dict(entries[index])
 
 
-def _refused(path: Path, message: str) -> TasksRefused:
-    return TasksRefused(
-        f"{message}; nothing was run",
-        location=Location(str(path)),
-        hint="the runs root's .sweepgen_slurm folder was written by someone else after `sweepgen run` "
-        "submitted this job (keep a runs root used with --executor slurm writable by you alone); "
-        "`sweepgen run` submits the run again",
-    )
+_WRITTEN = (
+    "the runs root's .sweepgen_slurm folder was written by someone else after `sweepgen run` "
+    "submitted this job (keep a runs root used with --executor slurm writable by you alone); "
+    "`sweepgen run` submits the run again"
+)
+# the next `run` removes a submission's tasks file once Slurm holds no job of its array, so a job
+# started again after that (a person's `scontrol requeue` of an ended job) finds none: said as such
+_GONE = (
+    "`sweepgen run` removes a submission's tasks file once Slurm holds no job of its array, so this job "
+    "was started again after it ended (e.g. `scontrol requeue`), or someone else removed the file (keep a "
+    "runs root used with --executor slurm writable by you alone); if the run still needs to run, "
+    "`sweepgen run --rerun-failed` submits it again"
+)
+
+
+def _refused(path: Path, message: str, hint: str = _WRITTEN) -> TasksRefused:
+    return TasksRefused(f"{message}; nothing was run", location=Location(str(path)), hint=hint)
 
 
 def array_index(env: Mapping[str, str]) -> int:
