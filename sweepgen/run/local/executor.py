@@ -29,7 +29,7 @@ from typing import IO
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, SweepgenError, UserError
 from sweepgen.fs import runfs
-from sweepgen.run.core import advice, runfiles, runlock
+from sweepgen.run.core import advice, end_room, runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     LOST_REASONS,
@@ -454,6 +454,11 @@ class LocalExecutor(Executor):
             self._gpu_load[gpu] -= 1
 
     def _launch(self, task: RunTask) -> None:
+        short = _room_short(task.run_dir)
+        if short is not None:  # its supervisor could not keep the room for its end: nothing is made
+            self._fault(task.run_dir, short)
+            self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+            return
         try:
             runfs.makedirs(task.run_dir)  # a linked folder on the way is ELOOP, never followed
             lock_fd = runlock.acquire(task.run_dir)
@@ -779,6 +784,27 @@ class LocalExecutor(Executor):
             task = self._queue.popleft()
             # pending, not skipped: nobody else holds them, they were never started
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+
+
+def _room_short(run_dir: Path) -> OSError | None:
+    """ENOSPC where the disk under ``run_dir`` has less free than the room each run keeps for its end
+    (end_room.SIZE), which its supervisor could not reserve: the run is not started and no folder or
+    process is made for it (on a disk filled while runs trained, the next one's folder was made, its
+    supervisor started, and only then was it found not startable). None where there is room, or the
+    disk cannot be asked (the start says what fails)."""
+    folder = run_dir
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return None
+    if free >= end_room.SIZE:
+        return None
+    return OSError(
+        errno.ENOSPC,
+        f"{os.strerror(errno.ENOSPC)} ({free} bytes free; a run keeps {end_room.SIZE} for its end)",
+    )
 
 
 def _end_recorded(task: RunTask, status: RunStatus) -> bool:

@@ -128,8 +128,8 @@ _WRITTEN = (
 _GONE = (
     "`sweepgen run` removes a submission's tasks file once Slurm holds no job of its array, so this job "
     "was started again after it ended (e.g. `scontrol requeue`), or someone else removed the file (keep a "
-    "runs root used with --executor slurm writable by you alone); if the run still needs to run, "
-    "`sweepgen run --rerun-failed` submits it again"
+    "runs root used with --executor slurm writable by you alone); `sweepgen status` shows the run as its "
+    "latest job left it, and `sweepgen run` says how to start it again if it still needs to run"
 )
 
 
