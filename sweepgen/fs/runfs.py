@@ -177,9 +177,13 @@ def owners_name(info: os.stat_result, folder: os.stat_result) -> bool:
     there, and `status` printed it as a run's log, `report` as its config. Only whoever may write in
     a folder can make a name in it: in a folder only the file's owner writes, the link is theirs (a
     backup made with ``cp -al`` or ``rsync --link-dest``), and read as any other file."""
-    if info.st_nlink <= 1:
-        return True
-    if folder.st_uid != info.st_uid or folder.st_mode & stat.S_IWOTH:
+    return info.st_nlink <= 1 or only_owner_writes(folder, info.st_uid)
+
+
+def only_owner_writes(folder: os.stat_result, uid: int) -> bool:
+    """Whether the folder is the user ``uid``'s and nobody else can write in it (the group's bit only
+    where the group is that user's private one, as umask 002 leaves it): only they make names there."""
+    if folder.st_uid != uid or folder.st_mode & stat.S_IWOTH:
         return False
     return not folder.st_mode & stat.S_IWGRP or private_group(folder.st_uid, folder.st_gid)
 

@@ -65,7 +65,7 @@ def remove(folder: Path, name: object) -> bool:
 
 
 def _unlink_mine(folder: int, name: str) -> bool:
-    mine = _only_mine_write(os.fstat(folder)) and _written_by_me(
+    mine = runfs.only_owner_writes(os.fstat(folder), os.geteuid()) and _written_by_me(
         os.stat(name, dir_fd=folder, follow_symlinks=False)
     )
     if mine:
@@ -75,14 +75,6 @@ def _unlink_mine(folder: int, name: str) -> bool:
 
 def _written_by_me(info: os.stat_result) -> bool:
     return stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and info.st_nlink == 1
-
-
-def _only_mine_write(folder: os.stat_result) -> bool:
-    """A folder of this user's that nobody else can write (the group's bit: only the user's own
-    private group, as umask 002 leaves it)."""
-    if folder.st_uid != os.geteuid() or folder.st_mode & stat.S_IWOTH:
-        return False
-    return not folder.st_mode & stat.S_IWGRP or runfs.private_group(folder.st_uid, folder.st_gid)
 
 
 def command(path: Path, digest: str) -> str:
