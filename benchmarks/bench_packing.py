@@ -137,6 +137,12 @@ TIME_KEYS = (
 )
 
 
+def run_folders(sweep_runs: Path) -> list[Path]:
+    """The runs' own folders: the runs folder also holds sweepgen's dot-files beside them (the GPU
+    share lock ``.sweepgen-gpus.lock`` once ``--gpus`` is given), which hold no metrics."""
+    return sorted(d for d in sweep_runs.iterdir() if d.is_dir() and not d.name.startswith("."))
+
+
 def read_rows(run_dirs: list[Path]) -> list[list[dict[str, Any]]]:
     return [[json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines()] for d in run_dirs]
 
@@ -219,7 +225,7 @@ def run_level(n: int, trainer: str, args: argparse.Namespace, cache: Path) -> di
             result["error"] = out[-4000:]
             print(f"level {n} ({trainer}) failed (exit {rc}):\n{out[-4000:]}", file=sys.stderr)
             return result
-        run_dirs = sorted((root / "runs" / "pack").iterdir())
+        run_dirs = run_folders(root / "runs" / "pack")
         per_run = read_rows(run_dirs)
         span = training_span(run_dirs, per_run)
         step_times = [r["step_time"] for rows in per_run for r in rows]

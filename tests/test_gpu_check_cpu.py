@@ -100,3 +100,21 @@ def test_the_unmeasured_levels_come_first_and_eos_and_smol4_start_even_in_the_wo
     for target in ("eos_one", "smol4"):
         before = sum(limit for name, limit, _ in levels[: names.index(target)])
         assert SETUP_S + before + MIN_START_S <= deadline, target
+
+
+def test_a_level_reads_the_runs_folders_only_not_the_gpu_share_lock_beside_them(tmp_path):
+    """On the lent H200 every `--gpus` level failed reading `.sweepgen-gpus.lock/metrics.jsonl`: the
+    runs folder holds sweepgen's GPU share lock beside the runs once `--gpus` is given (never on CPU,
+    so the CPU check above could not see it)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import bench_packing
+
+    from sweepgen.fs.filenames import GPU_LOCK
+
+    for name in ("seed-1", "seed-0"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "metrics.jsonl").write_text('{"step_time": 1.0}\n')
+    (tmp_path / GPU_LOCK).write_text("")
+    folders = bench_packing.run_folders(tmp_path)
+    assert [f.name for f in folders] == ["seed-0", "seed-1"]
+    assert bench_packing.read_rows(folders) == [[{"step_time": 1.0}], [{"step_time": 1.0}]]
