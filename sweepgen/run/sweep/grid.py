@@ -542,15 +542,28 @@ def _finish(request: RunRequest, result: RunResult, interrupted: bool, faults: S
         )
         return 2
     if interrupted:
-        result.notes.append(
-            f"interrupted: every run this command started was stopped and marked cancelled; resume "
-            f"them with `{rerun}`"
-        )
+        result.notes.append(interrupted_note(list(result.live), states, rerun))
         return INTERRUPTED
     _note_not_retried(result, states, rerun)
     running = _note_elsewhere(result, states, request.sweep_dir, scope)
     bad = [n for n, s in states.items() if s in RETRYABLE]
     return 1 if bad or running else 0
+
+
+def interrupted_note(handled: Sequence[str], states: Mapping[str, RunState | None], rerun: str) -> str:
+    """What the stop left, as it was recorded: a run that ended before the stop reached it stays
+    finished (the stop on the GPU check found one at its last step), and only what was cancelled or
+    failed is for `--rerun-failed`."""
+    started = [name for name in handled if states.get(name) is not None]
+    left = [name for name in started if states[name] in RETRYABLE]
+    done = sum(states[name] is RunState.FINISHED for name in started)
+    ended = f"; {done} of them had finished before the stop reached it" if done else ""
+    if not left:
+        return f"interrupted: the {len(started)} run(s) this command started had finished; nothing to resume"
+    return (
+        f"interrupted: {len(left)} of the {len(started)} run(s) this command started were stopped and "
+        f"recorded cancelled or failed{ended}; resume them with `{rerun}`"
+    )
 
 
 def _note_failed(result: RunResult, states: Mapping[str, RunState | None]) -> None:
