@@ -9,8 +9,10 @@
 # 3. runs each level as its own `bench_packing.py` invocation, in priority order, each with its own
 #    time limit, skipping what no longer fits the total deadline (GPU_CHECK_DEADLINE seconds, default
 #    450: the whole check stays under 8 minutes with set-up); a level that fails is recorded and the
-#    next one runs; a level whose arguments start with @gen runs benchmarks/bench_generation.py
-#    instead (generation alone, one TRL generation per setting) and its table goes below the levels';
+#    next one runs, except when the first training level's bench_packing fails without results (the
+#    harness is broken: the other levels are skipped, exit 1); a level whose arguments start with
+#    @gen runs benchmarks/bench_generation.py instead (generation alone, one TRL generation per
+#    setting) and its table goes below the levels';
 # 4. writes OUT_DIR/levels/<level>.json (bench_packing's results) and .log, OUT_DIR/env.txt and one
 #    table, OUT_DIR/table.md (benchmarks/gpu_check_table.py).
 # GPU_CHECK_DRY=1 prints the levels (name|limit|arguments, then deadline|seconds) and stops there.
@@ -122,8 +124,13 @@ if [ "$mode" = gpu ]; then
   "$PY" benchmarks/make_gpu_models.py "$models" --only smollm135m >/dev/null || exit 2
 fi
 
+measured= broken= # broken: the first training level's bench_packing failed on its own (no results)
 for level in "${levels[@]}"; do
   IFS='|' read -r name limit arguments <<<"$level"
+  if [ -n "$broken" ]; then # the harness, not the setting: the next levels would fail the same way
+    echo "{\"level\": \"$name\", \"skipped\": \"$broken failed in bench_packing itself\"}" >"$out/levels/$name.json"
+    continue
+  fi
   left=$((deadline - (SECONDS - start)))
   if [ "$left" -lt 45 ]; then
     echo "{\"level\": \"$name\", \"skipped\": \"deadline: ${left}s left\"}" >"$out/levels/$name.json"
@@ -145,12 +152,21 @@ for level in "${levels[@]}"; do
   timeout -k 10 "$((limit + 30))" "$PY" benchmarks/bench_packing.py $arguments --timeout "$limit" \
     --json "$out/levels/$name.json" >"$out/levels/$name.log" 2>&1
   rc=$?
-  [ -f "$out/levels/$name.json" ] ||
-    echo "{\"level\": \"$name\", \"failed\": \"exit $rc\"}" >"$out/levels/$name.json"
   tail -n 4 "$out/levels/$name.log"
+  if [ ! -f "$out/levels/$name.json" ]; then
+    echo "{\"level\": \"$name\", \"failed\": \"exit $rc\"}" >"$out/levels/$name.json"
+    # on a lent GPU every level once failed this way after its runs finished (RESULTS.md §52): stop
+    # there rather than spend the lease; a level stopped by its limit (124, 137) is no such sign
+    if [ -z "$measured" ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; then
+      broken=$name
+      echo "== $name: bench_packing failed without results (exit $rc): the check stops here"
+    fi
+  fi
+  measured=1
 done
 "$PY" benchmarks/gpu_check_table.py "$out" | tee "$out/table.md"
 for log in "$out"/levels/*.log; do # the generation-only tables (levels run with @gen)
   grep -q '^| variant |' "$log" && { echo; grep -E '^(machine:|\|)' "$log"; } | tee -a "$out/table.md"
 done
 echo "gpu_check: $((SECONDS - start)) s"
+[ -z "$broken" ] || exit 1

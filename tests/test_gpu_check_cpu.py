@@ -118,3 +118,38 @@ def test_a_level_reads_the_runs_folders_only_not_the_gpu_share_lock_beside_them(
     folders = bench_packing.run_folders(tmp_path)
     assert [f.name for f in folders] == ["seed-0", "seed-1"]
     assert bench_packing.read_rows(folders) == [[{"step_time": 1.0}], [{"step_time": 1.0}]]
+
+
+def test_the_check_stops_when_the_first_levels_harness_fails_rather_than_spend_the_lease(tmp_path):
+    """A bench_packing that fails on its own (no results, not its time limit) at the first training
+    level fails every level the same way: on the lent GPU that cost 400 s of a 900-s lease (§52)."""
+    # set-up (the import check, env.txt, the models) passes at once: only the levels' loop is tested
+    wrapper = tmp_path / "python"
+    wrapper.write_text(
+        '#!/bin/sh\ncase "$1" in *bench_packing.py) exit 3;; -c|-|*make_gpu_models.py) exit 0;; esac\n'
+        f'exec {sys.executable} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    out = tmp_path / "gc"
+    env = {
+        **os.environ,
+        "PYTHON": str(wrapper),
+        "GPU_CHECK_ONLY": "one|trl_one",
+        "GPU_CHECK_DEADLINE": "1200",
+        "OMP_NUM_THREADS": "1",
+    }
+    proc = subprocess.run(
+        ["bash", str(REPO / "benchmarks" / "gpu_check.sh"), str(out), "--cpu"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "one: bench_packing failed without results (exit 3): the check stops here" in proc.stdout
+    one = json.loads((out / "levels" / "one.json").read_text())
+    after = json.loads((out / "levels" / "trl_one.json").read_text())
+    assert one == {"level": "one", "failed": "exit 3"}
+    assert after == {"level": "trl_one", "skipped": "one failed in bench_packing itself"}
+    assert "one failed in bench_packing itself" in (out / "table.md").read_text()
