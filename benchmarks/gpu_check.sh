@@ -3,7 +3,8 @@
 # from the repository root:
 #     bash benchmarks/gpu_check.sh OUT_DIR            # GPU: every level below, under one deadline
 #     bash benchmarks/gpu_check.sh OUT_DIR --cpu      # the same script with its GPU flags off (tests)
-# 1. installs the wheels carried in .whl/ (no index, no dependencies: each one is named there) into
+# 1. installs the wheels carried in .whl/ (no index, no dependencies: each one is named there, and
+#    benchmarks/gpu_wheels.txt says which and how to download them) into
 #    a private target, unless trl already imports; sweepgen and the trainer run from this tree;
 # 2. builds the benchmark models (benchmarks/make_gpu_models.py);
 # 3. runs each level as its own `bench_packing.py` invocation, in priority order, each with its own
