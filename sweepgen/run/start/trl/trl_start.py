@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.base import Decision, RunTask
 from sweepgen.run.core.plan.trl_output_dir import trl_script
 from sweepgen.run.start import command_overrides, installed_source, vllm_server
 from sweepgen.run.start.config_where import key_location, rendered
@@ -389,10 +389,49 @@ _STARTS_OVER = (
 
 def _say_started_over(context: _Context, task: RunTask, config: Mapping[str, Any]) -> None:
     """A warning for a run of TRL's own script (which resumes only from what
-    resume_from_checkpoint names) that starts over beside an earlier attempt's checkpoints."""
-    over = trl_resume.started_over(config, context.flags) if context.own is None else None
+    resume_from_checkpoint names) that starts over beside checkpoints no attempt on record left
+    (those an attempt on record left are resumed from: resumed)."""
+    own_flags = command_overrides.flag_values(task.argv)  # the command's, and a resume added here
+    over = trl_resume.started_over(config, own_flags) if context.own is None else None
     if over is not None and context.warn is not None:
         context.warn(key_location(context.sweep_dir, task, ()), _STARTS_OVER.format(over))
+
+
+RESUME_FLAG = "--resume_from_checkpoint"
+
+
+def resumed(
+    sweep_dir: Path, command: Sequence[str] | None, decisions: Sequence[Decision], note: Note | None = None
+) -> list[Decision]:
+    """``decisions`` with each run of TRL's own script (``trl grpo``, ``-m trl.scripts.grpo``) started
+    again after an attempt on record (``--rerun-failed``, a run lost by a `run` that died) resuming
+    from the newest complete ``checkpoint-N`` (holding trainer_state.json, which transformers writes
+    last) that attempt left in its ``output_dir``: ``--resume_from_checkpoint <output_dir>/checkpoint-N``
+    added to its command, as a TRL user restarts a run by hand. TRL's scripts resume only from what
+    ``resume_from_checkpoint`` names, so without it the run trained from step 0 again and saved over
+    those checkpoints. A run whose config or command sets ``resume_from_checkpoint`` is left as it
+    says; each resumed run is said (``note``)."""
+    if not command or trl_script(command) is None:
+        return list(decisions)
+    flags = command_overrides.flag_values(command)
+    return [_resuming(sweep_dir, d, flags, note) for d in decisions]
+
+
+def _resuming(
+    sweep_dir: Path, decision: Decision, flags: Mapping[str, str | None], note: Note | None
+) -> Decision:
+    if not decision.start or decision.previous is None:
+        return decision  # not started, or a first start: nothing of an attempt of ours to resume
+    last = trl_resume.started_over(rendered(sweep_dir, decision.task), flags)
+    if last is None:
+        return decision
+    task = dataclasses.replace(decision.task, argv=(*decision.task.argv, RESUME_FLAG, last))
+    if note is not None:
+        note(
+            f"{task.name}: resuming from {last}, the newest complete checkpoint of attempt "
+            f"{decision.previous.attempt} ({RESUME_FLAG} {last} added to its command)"
+        )
+    return dataclasses.replace(decision, task=task)
 
 
 def _judge_here(
@@ -418,7 +457,7 @@ def _judge_here(
         trl_dataset_config.judge(context.sweep_dir, task, config, from_command="dataset_config" in given)
         trl_chat_template.judge(context.sweep_dir, task, config, from_command="chat_template_path" in given)
         with _reading("resume_from_checkpoint", "output_dir"):
-            trl_resume.judge(context.sweep_dir, task, config, context.flags)
+            trl_resume.judge(context.sweep_dir, task, config, command_overrides.flag_values(task.argv))
         _say_started_over(context, task, config)
         if context.warn is not None:
             trl_outside.judge(context.sweep_dir, task, config, given, context.warn)
