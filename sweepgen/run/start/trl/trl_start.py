@@ -42,6 +42,7 @@ from sweepgen.run.start.trl import (
     trl_chat_template,
     trl_command,
     trl_config_keys,
+    trl_cross_fields,
     trl_dataset,
     trl_dataset_config,
     trl_env,
@@ -271,6 +272,7 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
     read = [(task, trl_flags.merged(config, given)) for task, config in configs]
     for task, config in read:
         trl_config_keys.judge(sweep_dir, task, config, script, command)  # its refusal says what it read
+        trl_cross_fields.judge(sweep_dir, task, config, script, command, given)
         with _reading("reward_funcs"):
             trl_rewards.judge(sweep_dir, task, config, script, command, from_command="reward_funcs" in given)
         launched = trl_processes.as_launched(config, command)  # the keys only TRL's CLI hands on
