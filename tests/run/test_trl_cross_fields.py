@@ -35,6 +35,11 @@ CASES: list[tuple[dict[str, Any], str, str]] = [
     ({"auto_find_batch_size": True}, "auto_find_batch_size", "auto_find_batch_size"),
     ({"lr_scheduler_type": "reduce_lr_on_plateau"}, "lr_scheduler_type", "eval_strategy"),
     ({"dataloader_prefetch_factor": 2}, "dataloader_prefetch_factor", "dataloader_num_workers"),
+    (
+        {"vllm_importance_sampling_mode": "token_truncate", "vllm_importance_sampling_clip_max": None},
+        "vllm_importance_sampling_clip_max",
+        "needs vllm_importance_sampling_clip_min or vllm_importance_sampling_clip_max",
+    ),
 ]
 
 
