@@ -118,6 +118,28 @@ def test_a_name_that_is_none_of_trl_s_own_reward_functions_is_refused(tmp_path, 
     assert "did you mean 'accuracy_reward'?" in said
 
 
+@pytest.mark.train  # TRL's own reward functions and their ImportError, read from the installed source
+def test_trl_s_own_reward_whose_package_is_not_installed_is_refused(tmp_path, monkeypatch):
+    """`reward_funcs: [accuracy_reward]` (TRL's documented GRPO config) without math_verify: every run
+    loaded its model, generated, and raised ImportError at its first reward. The oracle is TRL's own
+    function, called as the trainer calls it; one whose packages are here is left alone."""
+    import importlib.util
+
+    from trl.rewards import accuracy_reward
+
+    assert importlib.util.find_spec("math_verify") is None  # this environment, as the test expects it
+    with pytest.raises(ImportError, match="math_verify"):
+        accuracy_reward([[{"role": "assistant", "content": "2"}]], solution=["2"])
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, ["think_format_reward", "accuracy_reward"])
+    code, said = _run()
+    assert code == 2, said
+    assert f"generated/t/beta1.yaml:{_line('- accuracy_reward')}:" in said
+    assert "TRL's accuracy_reward needs the package 'math_verify', which is not installed" in said
+    _sweep(tmp_path, ["think_format_reward"])
+    assert _run()[0] == 0
+
+
 def test_reward_functions_the_command_line_names_are_not_judged_from_the_config(tmp_path, monkeypatch):
     """`--reward_funcs my_rewards.accuracy` on the command line: TRL takes it over the config's
     (mistyped) list, so the runs load what the flag names."""
