@@ -1315,3 +1315,34 @@ def test_paths_outside_the_working_folder_are_said_not_checked(tmp_path, monkeyp
     (tmp_path / "w" / "inside").mkdir()
     assert not any(map(trl_outside.outside, ("Qwen/Qwen2.5-0.5B", "inside", "inside/../inside", "gsm8k")))
     assert all(map(trl_outside.outside, ("~/d", "../d", "/srv/d", "m", "m/sub")))
+
+
+@pytest.mark.train  # accelerate's own launcher is the oracle; TRL's presets are read from the package
+@pytest.mark.parametrize(
+    ("extra", "command", "refused"),
+    [
+        ({"accelerate_config": "zero2"}, f"{TRL_CLI} grpo --config {{config}}", True),
+        ({}, f"{TRL_CLI} grpo --config {{config}} --accelerate_config zero3", True),
+        ({"accelerate_config": "multi_gpu"}, f"{TRL_CLI} grpo --config {{config}}", False),
+        ({"accelerate_config": "zero2"}, TRL, False),  # TRL's script run directly: no accelerate launch
+    ],
+)
+def test_a_deepspeed_accelerate_config_without_deepspeed_is_refused(
+    tmp_path, monkeypatch, extra, command, refused
+):
+    """`accelerate_config: zero2` (TRL's documented way to scale up) where deepspeed is not installed:
+    `accelerate launch` raised "DeepSpeed is not installed" at every run's start."""
+    import importlib.util
+
+    import trl
+    from accelerate.commands.launch import launch_command, launch_command_parser
+
+    assert importlib.util.find_spec("deepspeed") is None  # this environment, as the test expects it
+    preset = Path(trl.__file__).parent / "accelerate_configs" / "zero2.yaml"
+    with pytest.raises(ImportError, match="DeepSpeed is not installed"):
+        launch_command(launch_command_parser().parse_args(["--config_file", str(preset), "x.py"]))
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=command)
+    assert code == (2 if refused else 0), output
+    assert ("is a DeepSpeed config, but deepspeed is not installed" in output) is refused, output

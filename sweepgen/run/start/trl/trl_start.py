@@ -45,6 +45,7 @@ from sweepgen.run.start.trl import (
     trl_cross_fields,
     trl_dataset,
     trl_dataset_config,
+    trl_deepspeed,
     trl_env,
     trl_flags,
     trl_generation,
@@ -284,6 +285,7 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
         trl_vllm.judge(sweep_dir, task, config, script, command, context.flags, cpu_here=cpu_here)
         trl_report_to.judge(sweep_dir, task, config, command, context.flags)
         trl_liger.judge(sweep_dir, task, config, command, context.flags)
+        trl_deepspeed.judge(sweep_dir, task, config, command, context.flags)
         processes = _processes(launched, counts, command, gpus_each, cpu_here)
         with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
