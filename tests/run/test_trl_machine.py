@@ -1262,7 +1262,12 @@ def test_a_trl_run_started_again_beside_its_checkpoints_without_resuming_is_warn
 
 @pytest.mark.parametrize(
     ("extra", "resumed"),
-    [({}, True), ({"resume_from_checkpoint": False}, True), ({"resume_from_checkpoint": True}, False)],
+    [
+        ({}, True),
+        ({"resume_from_checkpoint": False}, True),
+        ({"resume_from_checkpoint": True}, False),
+        ({"save_only_model": True}, False),  # weights alone: no optimizer or schedule to resume
+    ],
 )
 def test_a_trl_run_rerun_after_a_failed_attempt_resumes_from_its_newest_complete_checkpoint(
     tmp_path, monkeypatch, extra, resumed
@@ -1290,8 +1295,10 @@ def test_a_trl_run_rerun_after_a_failed_attempt_resumes_from_its_newest_complete
     said = "beta1: resuming from runs/t/beta1/checkpoint-3, the newest complete checkpoint of attempt 1"
     assert (said in output) is resumed
     assert "--resume_from_checkpoint runs/t/beta2" not in output  # a first start: warned only
-    warned = 0 if extra.get("resume_from_checkpoint") else 1
+    warned = 0 if any(extra.values()) else 1  # resumes by itself, or keeps weights alone
     assert output.count("resume_from_checkpoint is unset") == warned
+    model_only = "runs/t/beta1/checkpoint-3 was left by an earlier attempt, but save_only_model is true"
+    assert (model_only in output) is ("save_only_model" in extra), output
 
 
 def test_paths_outside_the_working_folder_are_said_not_checked(tmp_path, monkeypatch):

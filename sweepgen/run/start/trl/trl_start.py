@@ -389,6 +389,13 @@ _STARTS_OVER = (
     "the model, optimizer, scheduler and random state), set `resume_from_checkpoint: true` in the "
     "spec's base and render again, or move the folder away for a fresh start"
 )
+# save_only_model's checkpoints hold the weights alone: transformers would take the step from
+# trainer_state.json and start a fresh optimizer and learning-rate schedule, a run unlike either
+_MODEL_ONLY = (
+    "{0} was left by an earlier attempt, but save_only_model is true, so it holds the model alone: "
+    "transformers cannot restore the optimizer, scheduler or random state from it, and this run trains "
+    "from step 0 again, saving over those checkpoints; unset save_only_model to make attempts resumable"
+)
 
 
 def _say_started_over(context: _Context, task: RunTask, config: Mapping[str, Any]) -> None:
@@ -398,7 +405,8 @@ def _say_started_over(context: _Context, task: RunTask, config: Mapping[str, Any
     own_flags = command_overrides.flag_values(task.argv)  # the command's, and a resume added here
     over = trl_resume.started_over(config, own_flags) if context.own is None else None
     if over is not None and context.warn is not None:
-        context.warn(key_location(context.sweep_dir, task, ()), _STARTS_OVER.format(over))
+        words = _MODEL_ONLY if trl_resume.model_only(config, own_flags) else _STARTS_OVER
+        context.warn(key_location(context.sweep_dir, task, ()), words.format(over))
 
 
 RESUME_FLAG = "--resume_from_checkpoint"
@@ -426,9 +434,10 @@ def _resuming(
 ) -> Decision:
     if not decision.start or decision.previous is None:
         return decision  # not started, or a first start: nothing of an attempt of ours to resume
-    last = trl_resume.started_over(rendered(sweep_dir, decision.task), flags)
-    if last is None:
-        return decision
+    config = rendered(sweep_dir, decision.task)
+    last = trl_resume.started_over(config, flags)
+    if last is None or trl_resume.model_only(config, flags):
+        return decision  # nothing to resume from, or weights alone (said by _say_started_over)
     task = dataclasses.replace(decision.task, argv=(*decision.task.argv, RESUME_FLAG, last))
     if note is not None:
         note(
