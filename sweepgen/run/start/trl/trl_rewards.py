@@ -35,7 +35,7 @@ from sweepgen.run.core.runfiles import read_bytes
 from sweepgen.run.start import installed_source
 from sweepgen.run.start.config_where import key_location
 
-_SCRIPTS = ("grpo", "rloo")  # TRL's scripts that read reward_funcs
+SCRIPTS = ("grpo", "rloo")  # TRL's scripts that read reward_funcs (and reward_model_name_or_path)
 _REGISTRY = "reward_funcs_registry"  # the name of the dict each script's main() builds
 _MAX_SOURCE_BYTES = 1 << 20
 
@@ -53,9 +53,9 @@ def judge(
     ``reward_funcs`` given on the command line), run by TRL's ``script``, names a reward function
     TRL would not find."""
     funcs = config.get("reward_funcs")
-    if script in _SCRIPTS and isinstance(funcs, str) and funcs:
+    if script in SCRIPTS and isinstance(funcs, str) and funcs:
         raise _one_string(sweep_dir, task, funcs, script)
-    if script not in _SCRIPTS or not isinstance(funcs, list):
+    if script not in SCRIPTS or not isinstance(funcs, list):
         return
     for index, name in enumerate(funcs):
         problem = _problem(name, script, command) if isinstance(name, str) else None

@@ -467,6 +467,16 @@ def _judge_here(
         trl_dataset.judge_model(
             context.sweep_dir, task, config, from_command="model_name_or_path" in given, where=where
         )
+        if context.own is None and context.script in trl_rewards.SCRIPTS:  # their script args' reward model
+            reward_model = "reward_model_name_or_path"
+            trl_dataset.judge_model(
+                context.sweep_dir,
+                task,
+                config,
+                from_command=reward_model in given,
+                where=where,
+                key=reward_model,
+            )
         trl_dataset_config.judge(context.sweep_dir, task, config, from_command="dataset_config" in given)
         trl_chat_template.judge(context.sweep_dir, task, config, from_command="chat_template_path" in given)
         with _reading("resume_from_checkpoint", "output_dir"):
