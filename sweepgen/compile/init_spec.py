@@ -137,10 +137,14 @@ def _run_folder_lines(data: dict[str, Any], schema_keys: Mapping[str, Any]) -> l
 
 def _run_folder_key(data: dict[str, Any], schema_keys: Mapping[str, Any]) -> str | None:
     """How the spec names the top-level ``output_dir`` it sets per run (``+output_dir`` where the
-    config leaves it out: added on purpose); None when the config and its schema have none."""
-    if not isinstance(data.get("output_dir"), str) and "output_dir" not in schema_keys:
-        return None
-    return "output_dir" if "output_dir" in data else "+output_dir"
+    config leaves it out: added on purpose); None when the config and its schema have none. Without
+    a schema, a config that reads as a ``trl`` command's (TRL's documented configs name no
+    output_dir) has TRL's: `run` refuses runs all left to transformers' one default folder."""
+    if isinstance(data.get("output_dir"), str) or "output_dir" in schema_keys:
+        return "output_dir" if "output_dir" in data else "+output_dir"
+    if not schema_keys and "output_dir" not in data and "output_dir" in _trl_fields("output_dir", [], data):
+        return "+output_dir"
+    return None
 
 
 def parse_grid(
@@ -148,14 +152,20 @@ def parse_grid(
 ) -> list[tuple[str, list[Any]]]:
     """``--grid PATH=V1,V2`` as (path, values); each value read as a YAML 1.2 scalar (``0.04`` a
     number, ``dr_grpo`` a string). A path the config does not set but its schema has at the top is
-    added (``+path``: the spec's way to add a key on purpose); any other is refused with a
-    did-you-mean."""
+    added (``+path``: the spec's way to add a key on purpose), as is, without a schema, a field of the
+    ``trl`` command the config reads as (``--grid beta=0.0,0.04`` on a GRPO config leaving ``beta`` to
+    TRL's default: ``trl grpo --beta 0.04`` takes it so); any other is refused with a did-you-mean."""
     out: list[tuple[str, list[Any]]] = []
     known = list(paths.all_paths(data))
     added = [k for k in schema_keys or {} if k not in known]
     for text in texts:
         path, values = _grid_parts(text)
-        _check_known(path, known, added)
+        _check_known(
+            path,
+            known,
+            added or _trl_fields(path, known, data),
+            "its schema" if added else "the TRL command's fields",
+        )
         if path in {p.lstrip("+") for p, _ in out}:
             raise UserError(f"--grid {path} is given twice", hint="list every value once: --grid k=a,b,c")
         out.append(_grid_axis(path, values, data, known))
@@ -214,12 +224,24 @@ def _scalar_kind(value: Any) -> str | None:
     return None
 
 
-def _check_known(path: str, known: list[str], added: list[str]) -> None:
-    """A ``--grid`` path is one the config sets or its schema has; else refused with a did-you-mean."""
+def _trl_fields(path: str, known: list[str], data: dict[str, Any]) -> list[str]:
+    """The fields of the ``trl`` command ``data`` reads as best (trl_guess, from TRL's source), read
+    only for a ``path`` the config does not set; none where it reads as no TRL command's."""
+    if path in known:
+        return []
+    from sweepgen.compile.schema import trl_guess  # noqa: PLC0415 - TRL's source, read for a TRL config alone
+
+    commands, _ = trl_guess.commands_for(data)
+    return sorted(trl_guess.script_fields(commands[0]).names) if commands else []
+
+
+def _check_known(path: str, known: list[str], added: list[str], whose: str) -> None:
+    """A ``--grid`` path is one the config sets or ``added`` has (``whose``: its schema's, or the
+    fields of the ``trl`` command the config reads as); else refused with a did-you-mean."""
     if path not in known and path not in added:
         close = difflib.get_close_matches(path, known + added, n=1)
         raise UserError(
-            f"--grid {path}: the config has no such key" + (", nor its schema" if added else ""),
+            f"--grid {path}: the config has no such key" + (f", nor {whose}" if added else ""),
             hint=(f"did you mean `{close[0]}`?" if close else "name a key the config sets")
             + " (a dotted path for nested keys: training.lr)",
         )

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # what the names loaded on use below are, for type checkers
     from sweepgen.compile.output.lockfile.inputs import spec_digest
     from sweepgen.compile.output.pipeline import compile_expansion, lock_entries
     from sweepgen.compile.output.render import RenderedFile
-    from sweepgen.compile.schema import trl_guess
+    from sweepgen.compile.schema import trl_guess, trl_source_rules
     from sweepgen.compile.schema.trl_cli import COMMANDS as TRL_COMMANDS
     from sweepgen.compile.schema.validate import load_validator
     from sweepgen.compile.spec.model import Spec, load_spec
@@ -69,6 +69,7 @@ __all__ = [
     "trial_name",
     "trials",
     "trl_guess",
+    "trl_source_rules",
 ]
 
 
@@ -94,6 +95,10 @@ def __getattr__(name: str) -> Any:
         from sweepgen.compile.schema import trl_guess  # noqa: PLC0415 - loaded on use: TRL's source, for `trl` runs
 
         return trl_guess
+    if name == "trl_source_rules":
+        from sweepgen.compile.schema import trl_source_rules  # noqa: PLC0415 - loaded on use: TRL's source, for `trl` runs
+
+        return trl_source_rules
     if name == "api":
         from sweepgen.compile import api  # noqa: PLC0415 - loaded on use: the whole pipeline, for `list`
 

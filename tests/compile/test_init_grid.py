@@ -138,3 +138,29 @@ def test_with_a_schema_a_typo_is_matched_against_its_keys_too(here, schema):
     done = init("--schema", "trl:grpo", "--grid", "epsilon_hihg=0.2")
     assert done.exit_code == 2 and "nor its schema" in done.stderr and "`epsilon_high`" in done.stderr
     assert not (here / "specs").exists()
+
+
+# TRL's documented `trl grpo --config` file: no output_dir, beta left to TRL's default
+TRL_DOCS_GRPO = (
+    "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/DeepMath-103K\n"
+    "reward_funcs:\n  - accuracy_reward\n"
+)
+
+
+@pytest.mark.train  # the fields are read from the installed TRL's source
+def test_without_a_schema_a_trl_configs_default_field_is_swept_and_each_run_gets_its_folder(here):
+    """`init --from grpo_config.yaml --grid beta=0.0,0.04` (TRL's documented config, which sets
+    neither beta nor output_dir) was refused ("the config has no such key") where `trl grpo --beta
+    0.04` takes it; with --grid fixed by hand, the runs were then refused at `run` for sharing
+    transformers' default output folder. Now beta is added as `+beta` and each run gets its own
+    `+output_dir`, as with --schema trl:grpo; a typo is still refused."""
+    (here / "cfg.yaml").write_text(TRL_DOCS_GRPO)
+    done = init("--grid", "beta=0.0,0.04")
+    assert done.exit_code == 0, done.output
+    spec = yamlio.loads((here / "specs/cfg.yaml").read_text(), "cfg").data
+    assert spec["grid"] == {"+beta": [0.0, 0.04]}
+    assert spec["derived"] == {"+output_dir": "runs/{{ sweep.name }}/{{ variant.run_name }}"}
+    rendered = yamlio.loads((here / "generated/cfg/beta0.04.yaml").read_text(), "out").data
+    assert (rendered["beta"], rendered["output_dir"]) == (0.04, "runs/cfg/beta0.04")
+    typo = init("--grid", "bta=0.0,0.04", "--name", "typo")
+    assert typo.exit_code == 2 and "did you mean `beta`?" in typo.stderr, typo.output

@@ -1260,6 +1260,47 @@ def test_a_trl_run_started_again_beside_its_checkpoints_without_resuming_is_warn
     assert (said in output) is warned and output.count("resume_from_checkpoint is unset") == 2 * warned
 
 
+@pytest.mark.parametrize(
+    ("extra", "resumed"),
+    [
+        ({}, True),
+        ({"resume_from_checkpoint": False}, True),
+        ({"resume_from_checkpoint": True}, False),
+        ({"save_only_model": True}, False),  # weights alone: no optimizer or schedule to resume
+    ],
+)
+def test_a_trl_run_rerun_after_a_failed_attempt_resumes_from_its_newest_complete_checkpoint(
+    tmp_path, monkeypatch, extra, resumed
+):
+    """`run --rerun-failed` of a `trl dpo` run killed after checkpoint-3 was warned about and
+    trained from step 0 again, saving over checkpoint-3. Now it resumes as a TRL user restarts it:
+    `--resume_from_checkpoint runs/t/beta1/checkpoint-3` (checkpoint-5, without trainer_state.json,
+    is no complete checkpoint; transformers writes that file last); a run never attempted is still
+    only warned, and a config that resumes by itself is left as it says."""
+    from sweepgen.run.core.base import RunState, RunStatus, write_status
+    from sweepgen.run.local.liveness import this_host
+
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    for run in ("beta1", "beta2"):
+        (tmp_path / "runs" / "t" / run / "checkpoint-3").mkdir(parents=True)
+        (tmp_path / "runs" / "t" / run / "checkpoint-3" / "trainer_state.json").write_text("{}")
+    (tmp_path / "runs" / "t" / "beta1" / "checkpoint-5").mkdir()  # killed while saving it
+    killed = RunStatus(RunState.FAILED, "local", exit_code=-9, ids={"host": this_host()})
+    write_status(tmp_path / "runs" / "t" / "beta1", killed)
+    code, output = _run("--rerun-failed")
+    assert code == 0, output
+    resume = "--resume_from_checkpoint runs/t/beta1/checkpoint-3 > runs/t/beta1/"
+    assert (resume in output) is resumed, output
+    said = "beta1: resuming from runs/t/beta1/checkpoint-3, the newest complete checkpoint of attempt 1"
+    assert (said in output) is resumed
+    assert "--resume_from_checkpoint runs/t/beta2" not in output  # a first start: warned only
+    warned = 0 if any(extra.values()) else 1  # resumes by itself, or keeps weights alone
+    assert output.count("resume_from_checkpoint is unset") == warned
+    model_only = "runs/t/beta1/checkpoint-3 was left by an earlier attempt, but save_only_model is true"
+    assert (model_only in output) is ("save_only_model" in extra), output
+
+
 def test_paths_outside_the_working_folder_are_said_not_checked(tmp_path, monkeypatch):
     """A dataset named by an absolute path and a model folder that is a link out of the working
     folder are not looked at (a pull request's link must not make `run` read a private folder): the
@@ -1281,3 +1322,34 @@ def test_paths_outside_the_working_folder_are_said_not_checked(tmp_path, monkeyp
     (tmp_path / "w" / "inside").mkdir()
     assert not any(map(trl_outside.outside, ("Qwen/Qwen2.5-0.5B", "inside", "inside/../inside", "gsm8k")))
     assert all(map(trl_outside.outside, ("~/d", "../d", "/srv/d", "m", "m/sub")))
+
+
+@pytest.mark.train  # accelerate's own launcher is the oracle; TRL's presets are read from the package
+@pytest.mark.parametrize(
+    ("extra", "command", "refused"),
+    [
+        ({"accelerate_config": "zero2"}, f"{TRL_CLI} grpo --config {{config}}", True),
+        ({}, f"{TRL_CLI} grpo --config {{config}} --accelerate_config zero3", True),
+        ({"accelerate_config": "multi_gpu"}, f"{TRL_CLI} grpo --config {{config}}", False),
+        ({"accelerate_config": "zero2"}, TRL, False),  # TRL's script run directly: no accelerate launch
+    ],
+)
+def test_a_deepspeed_accelerate_config_without_deepspeed_is_refused(
+    tmp_path, monkeypatch, extra, command, refused
+):
+    """`accelerate_config: zero2` (TRL's documented way to scale up) where deepspeed is not installed:
+    `accelerate launch` raised "DeepSpeed is not installed" at every run's start."""
+    import importlib.util
+
+    import trl
+    from accelerate.commands.launch import launch_command, launch_command_parser
+
+    assert importlib.util.find_spec("deepspeed") is None  # this environment, as the test expects it
+    preset = Path(trl.__file__).parent / "accelerate_configs" / "zero2.yaml"
+    with pytest.raises(ImportError, match="DeepSpeed is not installed"):
+        launch_command(launch_command_parser().parse_args(["--config_file", str(preset), "x.py"]))
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False, **extra})
+    code, output = _run(command=command)
+    assert code == (2 if refused else 0), output
+    assert ("is a DeepSpeed config, but deepspeed is not installed" in output) is refused, output

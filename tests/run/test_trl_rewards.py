@@ -118,6 +118,28 @@ def test_a_name_that_is_none_of_trl_s_own_reward_functions_is_refused(tmp_path, 
     assert "did you mean 'accuracy_reward'?" in said
 
 
+@pytest.mark.train  # TRL's own reward functions and their ImportError, read from the installed source
+def test_trl_s_own_reward_whose_package_is_not_installed_is_refused(tmp_path, monkeypatch):
+    """`reward_funcs: [accuracy_reward]` (TRL's documented GRPO config) without math_verify: every run
+    loaded its model, generated, and raised ImportError at its first reward. The oracle is TRL's own
+    function, called as the trainer calls it; one whose packages are here is left alone."""
+    import importlib.util
+
+    from trl.rewards import accuracy_reward
+
+    assert importlib.util.find_spec("math_verify") is None  # this environment, as the test expects it
+    with pytest.raises(ImportError, match="math_verify"):
+        accuracy_reward([[{"role": "assistant", "content": "2"}]], solution=["2"])
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, ["think_format_reward", "accuracy_reward"])
+    code, said = _run()
+    assert code == 2, said
+    assert f"generated/t/beta1.yaml:{_line('- accuracy_reward')}:" in said
+    assert "TRL's accuracy_reward needs the package 'math_verify', which is not installed" in said
+    _sweep(tmp_path, ["think_format_reward"])
+    assert _run()[0] == 0
+
+
 def test_reward_functions_the_command_line_names_are_not_judged_from_the_config(tmp_path, monkeypatch):
     """`--reward_funcs my_rewards.accuracy` on the command line: TRL takes it over the config's
     (mistyped) list, so the runs load what the flag names."""
@@ -173,3 +195,30 @@ def test_one_string_of_reward_functions_is_refused(tmp_path, monkeypatch):
     assert f"generated/t/beta1.yaml:{_line('reward_funcs: accuracy_reward')}:" in said
     assert "reward_funcs is one string, 'accuracy_reward'" in said
     assert "write a list: `reward_funcs: [accuracy_reward]`" in said and "Traceback" not in said
+
+
+def test_a_reward_model_folder_that_is_not_there_is_refused_before_any_run(tmp_path, monkeypatch):
+    """GRPO's `reward_model_name_or_path: ./models/rm` (its script loads it with from_pretrained, as
+    the policy model) with no such folder: every run loaded its policy model and then failed on the
+    reward model ("Repo id must be in the form ..."); the policy model's own check passed it by. Now
+    refused at its line, with the folder's close name; a folder that is there passes."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models" / "rm-v1").mkdir(parents=True)
+    configs = {
+        f"beta{b}": {
+            "beta": b,
+            "output_dir": f"runs/t/beta{b}",
+            "reward_model_name_or_path": "./models/rm-v2",
+        }
+        for b in (1, 2)
+    }
+    make_config_sweep(
+        tmp_path, configs, sweep="t", values={n: {"beta": c["beta"]} for n, c in configs.items()}
+    )
+    code, said = _run()
+    assert code == 2, said
+    assert f"generated/t/beta1.yaml:{_line('reward_model_name_or_path: ./models/rm-v2')}:" in said
+    assert "reward_model_name_or_path './models/rm-v2' is no folder of" in said
+    assert "did you mean './models/rm-v1'?" in said
+    (tmp_path / "models" / "rm-v2").mkdir()
+    assert _run()[0] == 0

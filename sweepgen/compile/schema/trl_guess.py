@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from sweepgen.compile.schema.trl_cli import COMMANDS
 from sweepgen.formats import pysource
@@ -111,9 +111,15 @@ def _annotated(body: Iterable[ast.stmt]) -> Iterable[tuple[str, ast.expr | None]
 
 def _true(value: ast.expr | None) -> bool:
     """Whether a field's default (``= True``, ``field(default=True)``) is ``True``."""
-    if isinstance(value, ast.Call):
-        value = next((k.value for k in value.keywords if k.arg == "default"), None)
+    value = _default_of(value)
     return isinstance(value, ast.Constant) and value.value is True
+
+
+def _default_of(value: ast.expr | None) -> ast.expr | None:
+    """The default a field's value gives: itself, or ``field(default=X)``'s ``X`` (None: none)."""
+    if isinstance(value, ast.Call):
+        return next((k.value for k in value.keywords if k.arg == "default"), None)
+    return value
 
 
 def script_options(command: str) -> frozenset[str]:
@@ -127,6 +133,45 @@ def script_options(command: str) -> frozenset[str]:
     for module, cls in _parsed_by(command):  # base before derived: a redeclared field's own default
         fields.update(_declared(module, cls))
     return frozenset({"-h", "--help"}).union(*(_spellings(name, true) for name, true in fields.items()))
+
+
+_NO_LITERAL = object()  # a default that is no literal (a factory, a name): not known without importing
+
+
+class ScriptFields(NamedTuple):
+    """What the parser of ``trl/scripts/<command>.py`` takes, read from the installed source."""
+
+    names: frozenset[str]  # every field
+    defaults: dict[str, Any]  # field -> its literal default (one that is no literal left out)
+    classes: frozenset[str]  # the names of the classes it parses, bases too
+
+
+def script_fields(command: str) -> ScriptFields:
+    """The fields (a subclass's redeclared default over its base's) and classes of the parser of
+    ``trl/scripts/<command>.py``; empty where its source cannot be read here."""
+    if command not in _CLASS or not _shared():
+        return ScriptFields(frozenset(), {}, frozenset())
+    parsed = _parsed_by(command)
+    fields = _defaults(parsed)
+    known = {name: value for name, value in fields.items() if value is not _NO_LITERAL}
+    return ScriptFields(frozenset(fields), known, frozenset(cls for _, cls in parsed))
+
+
+def _defaults(parsed: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """Field -> its literal default (_NO_LITERAL: none) of the classes ``parsed``, in their order."""
+    fields: dict[str, Any] = {}
+    for module, cls in parsed:
+        fields.update((name, _literal(value)) for name, value in _annotated(_body(module, cls)))
+    return fields
+
+
+def _literal(value: ast.expr | None) -> Any:
+    """A field's default (``= 3``, ``field(default="steps")``) where it is a literal."""
+    value = _default_of(value)
+    try:
+        return _NO_LITERAL if value is None else ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NO_LITERAL
 
 
 def _parsed_by(command: str) -> list[tuple[str, str]]:

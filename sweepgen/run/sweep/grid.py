@@ -14,6 +14,7 @@ cancelled, or is still running under another `sweepgen run` and this one does no
 from __future__ import annotations
 
 import contextlib
+import functools
 import shlex
 import signal
 import time
@@ -143,7 +144,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     waiting = request.wait if request.wait is not None else executor == "local"
     options = _executor_options(request, opts, sweep, (gpu_ids, per_gpu), display)
     ex = make_executor(executor, options)
-    decisions = _planned(request, ex, tasks, display)
+    resume = functools.partial(trl_start.resumed, request.sweep_dir, argv, note=display.note)
+    decisions = resume(_planned(request, ex, tasks, display))
     to_start = [d.task for d in decisions if d.start]
     _refuse_before_start(request, ex, argv, to_start, display)
     if request.dry_run:
@@ -154,7 +156,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     faults: list[str] = []
     interrupted = _start_all(ex, to_start, display, result, gpu_ids, faults)
     if not interrupted and waiting:
-        again = _Again(request.rerun_failed, lambda: make_executor(executor, options), gpu_ids, faults)
+        fresh = functools.partial(make_executor, executor, options)
+        again = _Again(request.rerun_failed, fresh, gpu_ids, faults, resume)
         interrupted = _follow_and_start_again(again, display, result)
     result.code = _finish(request, result, interrupted, faults)
     return result
@@ -227,6 +230,7 @@ class _Again:
     executor: Callable[[], Executor]
     gpu_ids: Sequence[str]
     faults: list[str]
+    resume: Callable[[Sequence[Decision]], list[Decision]]  # trl_start.resumed of this sweep
 
 
 def _follow_and_start_again(again: _Again, display: Display, result: RunResult) -> bool:
@@ -239,7 +243,7 @@ def _follow_and_start_again(again: _Again, display: Display, result: RunResult) 
         if interrupted or not let_go:
             return interrupted
         _say_let_go(let_go, display)
-        replanned = _replan(result, let_go, again.rerun_failed)
+        replanned = _replan(result, let_go, again)
         to_start = [d.task for d in replanned if d.start]
         if _start_all(again.executor(), to_start, display, result, again.gpu_ids, again.faults):
             return True
@@ -294,9 +298,10 @@ def _start_all(
     return interrupted
 
 
-def _replan(result: RunResult, let_go: Sequence[Decision], rerun_failed: bool) -> list[Decision]:
+def _replan(result: RunResult, let_go: Sequence[Decision], how: _Again) -> list[Decision]:
     """The runs ``let_go`` planned again, replacing their decisions and whatever was seen of them."""
-    again = plan([d.task for d in let_go], rerun_failed=rerun_failed, is_alive=status_is_alive)
+    tasks = [d.task for d in let_go]
+    again = how.resume(plan(tasks, rerun_failed=how.rerun_failed, is_alive=status_is_alive))
     by_name = {d.task.name: d for d in again}
     result.decisions = [by_name.get(d.task.name, d) for d in result.decisions]
     for name in by_name:

@@ -138,26 +138,27 @@ def judge_model(
     *,
     from_command: bool = False,
     where: Where = Where(),
+    key: str = "model_name_or_path",
 ) -> None:
-    """Exit 2 when the run's ``model_name_or_path`` can only be a path (``./models/qwen``, two
-    ``/``: never a Hub id) of the working folder and is not there: transformers' ``from_pretrained``
-    then refuses it as a Hub id at each run's start ("Repo id must be in the form ..."); or is a
-    Hub id the run's huggingface_hub, offline, has not in its cache (``_judge_cached``)."""
-    name = config.get("model_name_or_path")
+    """Exit 2 when the run's ``model_name_or_path`` (or ``key``: GRPO's and RLOO's
+    ``reward_model_name_or_path``, loaded by from_pretrained too) can only be a path (``./models/qwen``,
+    two ``/``: never a Hub id) of the working folder and is not there: transformers' ``from_pretrained``
+    then refuses it as a Hub id at each run's start ("Repo id must be in the form ..."); or, the
+    policy model, is a Hub id the run's huggingface_hub, offline, has not in its cache (``_judge_cached``)."""
+    name = config.get(key)
     if not _judged(name):
         return
     if not is_path(str(name)):
-        _judge_cached(_Run(sweep_dir, task, config, False, where), str(name), from_command)
+        if key == "model_name_or_path":  # its revision is model_revision's; a reward model's is not
+            _judge_cached(_Run(sweep_dir, task, config, False, where), str(name), from_command)
         return
     close = _close(str(name))
     raise ConfigError(
-        f"model_name_or_path {name!r} is no folder of {os.getcwd()}, where the runs start: transformers "
+        f"{key} {name!r} is no folder of {os.getcwd()}, where the runs start: transformers "
         "takes a name that is no folder for a Hub model id, which this one cannot be, so each run would "
         "fail at its start",
-        location=Location("--command")
-        if from_command
-        else key_location(sweep_dir, task, "model_name_or_path"),
-        key="model_name_or_path",
+        location=Location("--command") if from_command else key_location(sweep_dir, task, key),
+        key=key,
         hint=(f"did you mean {close!r}? " if close else "")
         + "name the model's folder as a path from the folder you run `sweepgen run` in (`~` is not "
         "expanded), or a Hub model as org/name",

@@ -307,9 +307,21 @@ def _takes_no_value(word: str) -> bool:
     return word in LAUNCH_SWITCHES or "=" in word or (not word.startswith("--") and len(word) > 2)
 
 
+def launch_config(name: str) -> Any:
+    """The accelerate config ``accelerate_config: NAME`` hands `accelerate launch` (read as YAML):
+    the project file of that name, else TRL's preset; None where it is not judged."""
+    held = _project_file(name)  # TRL takes a file of that name before its preset of that name
+    return _preset(name) if held is _NOT_THERE else held
+
+
 def _preset_processes(name: str) -> int | None:
-    """The ``num_processes`` of TRL's preset ``name`` (trl/accelerate_configs/NAME.yaml, read from the
-    installed package without importing it) when it starts several; None otherwise."""
+    """The ``num_processes`` of TRL's preset ``name`` when it starts several; None otherwise."""
+    return _several(_preset(name))
+
+
+def _preset(name: str) -> Any:
+    """TRL's preset ``name`` (trl/accelerate_configs/NAME.yaml, read from the installed package
+    without importing it); None where there is none."""
     # a preset is a plain word (`zero2`); anything else is a path (a project file, read by
     # _project_file) or a value no file is named by (`x\0y` from a config is data: never opened)
     spec = importlib.util.find_spec("trl") if _PRESET.fullmatch(name) else None
@@ -318,10 +330,9 @@ def _preset_processes(name: str) -> int | None:
         path = os.path.join(folder, "accelerate_configs", f"{name}.yaml")
         try:
             with open(path, encoding="utf-8") as fh:
-                preset = yaml.safe_load(fh)
+                return yaml.safe_load(fh)
         except (OSError, yaml.YAMLError):
             continue
-        return _several(preset)
     return None
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from sweepgen.errors import ConfigError
 from sweepgen.fs import runfs
 from sweepgen.run.core.base import RunTask
+from sweepgen.run.start import command_overrides
 from sweepgen.run.start.config_where import value_location
 from sweepgen.run.start.trl.trl_dataset import inside_here
 
@@ -92,6 +93,14 @@ def started_over(config: Mapping[str, Any], flags: Mapping[str, str | None]) -> 
     if value in (None, False, "") and isinstance(output_dir, str) and inside_here(output_dir):
         return _last_checkpoint(output_dir)
     return None
+
+
+def model_only(config: Mapping[str, Any], flags: Mapping[str, str | None]) -> bool:
+    """Whether the run saves its checkpoints with ``save_only_model`` (its config, the command line's
+    flag over it): weights alone, no optimizer, scheduler or random state to resume."""
+    if "save_only_model" in flags:
+        return command_overrides.flag_bool(flags["save_only_model"]) is True
+    return config.get("save_only_model") is True
 
 
 def _last_checkpoint(folder: str) -> str | None:

@@ -35,7 +35,7 @@ from sweepgen.run.core.runfiles import read_bytes
 from sweepgen.run.start import installed_source
 from sweepgen.run.start.config_where import key_location
 
-_SCRIPTS = ("grpo", "rloo")  # TRL's scripts that read reward_funcs
+SCRIPTS = ("grpo", "rloo")  # TRL's scripts that read reward_funcs (and reward_model_name_or_path)
 _REGISTRY = "reward_funcs_registry"  # the name of the dict each script's main() builds
 _MAX_SOURCE_BYTES = 1 << 20
 
@@ -53,9 +53,9 @@ def judge(
     ``reward_funcs`` given on the command line), run by TRL's ``script``, names a reward function
     TRL would not find."""
     funcs = config.get("reward_funcs")
-    if script in _SCRIPTS and isinstance(funcs, str) and funcs:
+    if script in SCRIPTS and isinstance(funcs, str) and funcs:
         raise _one_string(sweep_dir, task, funcs, script)
-    if script not in _SCRIPTS or not isinstance(funcs, list):
+    if script not in SCRIPTS or not isinstance(funcs, list):
         return
     for index, name in enumerate(funcs):
         problem = _problem(name, script, command) if isinstance(name, str) else None
@@ -99,7 +99,7 @@ def _problem(name: str, script: str, command: Sequence[str]) -> tuple[str, str] 
     """(why, how to fix) when TRL would fail to load the reward function ``name``; None otherwise."""
     registry = _registry(script)  # None: trl is not installed here, its own names are not known
     if registry is not None and name in registry:
-        return None
+        return _needs_missing(name, command)
     if "." in name:
         module, function = name.rsplit(".", 1)
         return _not_importable(module, function, command)
@@ -109,6 +109,75 @@ def _problem(name: str, script: str, command: Sequence[str]) -> tuple[str, str] 
         if registry is not None and installed_source.same_environment(command)
         else None
     )
+
+
+def _needs_missing(name: str, command: Sequence[str]) -> tuple[str, str] | None:
+    """(why, how to fix) where TRL's own reward ``name`` raises ImportError for a package the runs'
+    environment (sweepgen's own: judged only there) lacks, as ``accuracy_reward`` does without
+    math_verify, at the first reward, after the model loaded and generated; None otherwise."""
+    package = _needed_package(name) if installed_source.same_environment(command) else None
+    if package is None or importlib.util.find_spec(package) is not None:
+        return None
+    return (
+        f"TRL's {name} needs the package {package!r}, which is not installed, and raises ImportError at "
+        "the first reward, after the model loaded and generated",
+        f"pip install {package} in the runs' environment, or name another reward function",
+    )
+
+
+@functools.cache
+def _needed_package(name: str) -> str | None:
+    """The package TRL's reward function ``name`` refuses to run without (``if not
+    is_X_available(): raise ImportError``), read from trl/rewards' and trl/import_utils' source."""
+    checks = _availability_checks(_reward_function(name))
+    return next(filter(None, (_package_of(check) for check in checks)), None)
+
+
+_REWARD_MODULES = ("accuracy_rewards", "format_rewards", "other_rewards")  # trl/rewards/*.py
+
+
+def _reward_function(name: str) -> ast.FunctionDef | None:
+    """``name``'s definition in the installed trl.rewards modules (none where it is not read)."""
+    found = (_top_function(f"trl.rewards.{module}", name) for module in _REWARD_MODULES)
+    return next(filter(None, found), None)
+
+
+def _top_function(module: str, name: str) -> ast.FunctionDef | None:
+    tree = pysource.parsed(module)
+    defined = (n for n in getattr(tree, "body", []) if isinstance(n, ast.FunctionDef))
+    return next((n for n in defined if n.name == name), None)
+
+
+def _availability_checks(function: ast.FunctionDef | None) -> list[str]:
+    """The ``is_X_available`` names whose falsehood raises ImportError in ``function``'s body."""
+    ifs = [n for n in ast.walk(function) if isinstance(n, ast.If)] if function is not None else []
+    return [check for check in map(_negated_check, ifs) if check is not None]
+
+
+def _negated_check(node: ast.If) -> str | None:
+    """``X`` of ``if not X(): raise ImportError(...)``; None for any other ``if``."""
+    test = node.test
+    call = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+    name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+    return name if name and _raises_import_error(node) else None
+
+
+def _raises_import_error(node: ast.If) -> bool:
+    raised = [n.exc for n in node.body if isinstance(n, ast.Raise)]
+    return any(isinstance(e, ast.Call) and getattr(e.func, "id", None) == "ImportError" for e in raised)
+
+
+def _package_of(check: str) -> str | None:
+    """The package ``trl.import_utils.<check>`` asks for (``return _is_package_available("pkg")``)."""
+    function = _top_function("trl.import_utils", check)
+    calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)] if function is not None else []
+    return next(filter(None, map(_string_argument, calls)), None)
+
+
+def _string_argument(call: ast.Call) -> str | None:
+    first = call.args[0] if call.args else None
+    value = first.value if isinstance(first, ast.Constant) else None
+    return value if isinstance(value, str) and value.isidentifier() else None
 
 
 def _not_trl_s(name: str, registry: frozenset[str]) -> tuple[str, str]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.base import Decision, RunTask
 from sweepgen.run.core.plan.trl_output_dir import trl_script
 from sweepgen.run.start import command_overrides, installed_source, vllm_server
 from sweepgen.run.start.config_where import key_location, rendered
@@ -42,8 +42,10 @@ from sweepgen.run.start.trl import (
     trl_chat_template,
     trl_command,
     trl_config_keys,
+    trl_cross_fields,
     trl_dataset,
     trl_dataset_config,
+    trl_deepspeed,
     trl_env,
     trl_flags,
     trl_generation,
@@ -271,6 +273,7 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
     read = [(task, trl_flags.merged(config, given)) for task, config in configs]
     for task, config in read:
         trl_config_keys.judge(sweep_dir, task, config, script, command)  # its refusal says what it read
+        trl_cross_fields.judge(sweep_dir, task, config, script, command, given)
         with _reading("reward_funcs"):
             trl_rewards.judge(sweep_dir, task, config, script, command, from_command="reward_funcs" in given)
         launched = trl_processes.as_launched(config, command)  # the keys only TRL's CLI hands on
@@ -282,6 +285,7 @@ def _judge_runs(context: _Context, configs: Sequence[tuple[RunTask, Mapping[str,
         trl_vllm.judge(sweep_dir, task, config, script, command, context.flags, cpu_here=cpu_here)
         trl_report_to.judge(sweep_dir, task, config, command, context.flags)
         trl_liger.judge(sweep_dir, task, config, command, context.flags)
+        trl_deepspeed.judge(sweep_dir, task, config, command, context.flags)
         processes = _processes(launched, counts, command, gpus_each, cpu_here)
         with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
             trl_generation.judge(sweep_dir, task, config, script, processes, defaults=defaults, given=given)
@@ -385,14 +389,62 @@ _STARTS_OVER = (
     "the model, optimizer, scheduler and random state), set `resume_from_checkpoint: true` in the "
     "spec's base and render again, or move the folder away for a fresh start"
 )
+# save_only_model's checkpoints hold the weights alone: transformers would take the step from
+# trainer_state.json and start a fresh optimizer and learning-rate schedule, a run unlike either
+_MODEL_ONLY = (
+    "{0} was left by an earlier attempt, but save_only_model is true, so it holds the model alone: "
+    "transformers cannot restore the optimizer, scheduler or random state from it, and this run trains "
+    "from step 0 again, saving over those checkpoints; unset save_only_model to make attempts resumable"
+)
 
 
 def _say_started_over(context: _Context, task: RunTask, config: Mapping[str, Any]) -> None:
     """A warning for a run of TRL's own script (which resumes only from what
-    resume_from_checkpoint names) that starts over beside an earlier attempt's checkpoints."""
-    over = trl_resume.started_over(config, context.flags) if context.own is None else None
+    resume_from_checkpoint names) that starts over beside checkpoints no attempt on record left
+    (those an attempt on record left are resumed from: resumed)."""
+    own_flags = command_overrides.flag_values(task.argv)  # the command's, and a resume added here
+    over = trl_resume.started_over(config, own_flags) if context.own is None else None
     if over is not None and context.warn is not None:
-        context.warn(key_location(context.sweep_dir, task, ()), _STARTS_OVER.format(over))
+        words = _MODEL_ONLY if trl_resume.model_only(config, own_flags) else _STARTS_OVER
+        context.warn(key_location(context.sweep_dir, task, ()), words.format(over))
+
+
+RESUME_FLAG = "--resume_from_checkpoint"
+
+
+def resumed(
+    sweep_dir: Path, command: Sequence[str] | None, decisions: Sequence[Decision], note: Note | None = None
+) -> list[Decision]:
+    """``decisions`` with each run of TRL's own script (``trl grpo``, ``-m trl.scripts.grpo``) started
+    again after an attempt on record (``--rerun-failed``, a run lost by a `run` that died) resuming
+    from the newest complete ``checkpoint-N`` (holding trainer_state.json, which transformers writes
+    last) that attempt left in its ``output_dir``: ``--resume_from_checkpoint <output_dir>/checkpoint-N``
+    added to its command, as a TRL user restarts a run by hand. TRL's scripts resume only from what
+    ``resume_from_checkpoint`` names, so without it the run trained from step 0 again and saved over
+    those checkpoints. A run whose config or command sets ``resume_from_checkpoint`` is left as it
+    says; each resumed run is said (``note``)."""
+    if not command or trl_script(command) is None:
+        return list(decisions)
+    flags = command_overrides.flag_values(command)
+    return [_resuming(sweep_dir, d, flags, note) for d in decisions]
+
+
+def _resuming(
+    sweep_dir: Path, decision: Decision, flags: Mapping[str, str | None], note: Note | None
+) -> Decision:
+    if not decision.start or decision.previous is None:
+        return decision  # not started, or a first start: nothing of an attempt of ours to resume
+    config = rendered(sweep_dir, decision.task)
+    last = trl_resume.started_over(config, flags)
+    if last is None or trl_resume.model_only(config, flags):
+        return decision  # nothing to resume from, or weights alone (said by _say_started_over)
+    task = dataclasses.replace(decision.task, argv=(*decision.task.argv, RESUME_FLAG, last))
+    if note is not None:
+        note(
+            f"{task.name}: resuming from {last}, the newest complete checkpoint of attempt "
+            f"{decision.previous.attempt} ({RESUME_FLAG} {last} added to its command)"
+        )
+    return dataclasses.replace(decision, task=task)
 
 
 def _judge_here(
@@ -415,10 +467,20 @@ def _judge_here(
         trl_dataset.judge_model(
             context.sweep_dir, task, config, from_command="model_name_or_path" in given, where=where
         )
+        if context.own is None and context.script in trl_rewards.SCRIPTS:  # their script args' reward model
+            reward_model = "reward_model_name_or_path"
+            trl_dataset.judge_model(
+                context.sweep_dir,
+                task,
+                config,
+                from_command=reward_model in given,
+                where=where,
+                key=reward_model,
+            )
         trl_dataset_config.judge(context.sweep_dir, task, config, from_command="dataset_config" in given)
         trl_chat_template.judge(context.sweep_dir, task, config, from_command="chat_template_path" in given)
         with _reading("resume_from_checkpoint", "output_dir"):
-            trl_resume.judge(context.sweep_dir, task, config, context.flags)
+            trl_resume.judge(context.sweep_dir, task, config, command_overrides.flag_values(task.argv))
         _say_started_over(context, task, config)
         if context.warn is not None:
             trl_outside.judge(context.sweep_dir, task, config, given, context.warn)
