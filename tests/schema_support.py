@@ -33,8 +33,18 @@ def init_in_process(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -
     subject). An exception other than an exit fails."""
     from sweepgen.cli import main
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(folder.parent / "init-in-process-cache"))
+    share_schema_cache(folder, monkeypatch)
     monkeypatch.chdir(folder)
     done = CliRunner().invoke(main, ["init", *args])
     assert done.exception is None or isinstance(done.exception, SystemExit), repr(done.exception)
     return done
+
+
+def share_schema_cache(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's one trl schema cache (XDG_CACHE_HOME in ``folder``'s parent, the session's temp
+    folder), for the tests about what a ``trl:<command>`` schema takes, not about its cache: the
+    first case exports each command's schema (about a CPU-second with trl imported) and keeps it, as
+    `init` and `render` keep it for a user; every later case reads that file, as a user's every later
+    `check` does. The cache itself (written, read, rebuilt on another version) is
+    test_trl_cli_schema_real's first test's subject, in a folder of its own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder.parent / "init-in-process-cache"))

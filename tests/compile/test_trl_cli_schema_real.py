@@ -12,7 +12,7 @@ from enum import Enum
 from pathlib import Path
 
 import pytest
-from schema_support import init_in_process
+from schema_support import init_in_process, share_schema_cache
 
 pytestmark = pytest.mark.train  # imports trl
 
@@ -137,7 +137,7 @@ def test_trl_grpo_and_its_schema_agree_on_the_keys_it_hands_to_accelerate(tmp_pa
     from sweepgen.compile.schema import jsonschema_subset, trl_cli
     from sweepgen.errors import Location
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    share_schema_cache(tmp_path, monkeypatch)
     path = tmp_path / "grpo.yaml"
     path.write_text(ORACLE_CONFIG + extra)
     config = __import__("yaml").safe_load(path.read_text())
@@ -176,7 +176,7 @@ def test_every_trl_command_s_schema_loads_and_takes_trl_s_own_defaults(tmp_path,
     from sweepgen.compile.schema import jsonschema_subset, trl_cli
     from sweepgen.errors import Location
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    share_schema_cache(tmp_path, monkeypatch)
     commands = _training_commands()
     assert {"grpo", "rloo", "sft", "dpo"} <= set(commands)
     for command in commands:
@@ -426,7 +426,7 @@ def test_a_command_schema_refuses_what_its_config_class_raises_for_and_takes_the
     from sweepgen.compile.schema import jsonschema_subset, trl_cli
     from sweepgen.errors import Location
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    share_schema_cache(tmp_path, monkeypatch)
     schema = {**trl_cli.command_schema(command, Location("test")), "required": []}
     cases = [
         {"auto_find_batch_size": True},

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from schema_support import init_in_process
+from schema_support import init_in_process, share_schema_cache
 
 pytestmark = pytest.mark.train  # imports trl
 
@@ -75,7 +75,7 @@ def test_report_to_takes_exactly_the_trackers_transformers_builds_callbacks_for(
         trl_takes = True
     except ValueError:
         trl_takes = False
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    share_schema_cache(tmp_path, monkeypatch)
     for schema in (trl_cli.command_schema("dpo", Location("t")), export.export("trl:DPOConfig", DPOConfig)):
         problems = jsonschema_subset.validate({"report_to": value}, {**schema, "required": []})
         assert (problems == []) == trl_takes, (value, problems)
@@ -120,7 +120,7 @@ def test_lora_target_modules_as_a_comma_string_is_refused_as_peft_refuses_it(tmp
         peft_takes = True
     except ValueError:
         peft_takes = False
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    share_schema_cache(tmp_path, monkeypatch)
     schema = {**trl_cli.command_schema("sft", Location("t")), "required": []}
     problems = jsonschema_subset.validate({"lora_target_modules": value}, schema)
     assert (problems == []) == peft_takes, (value, problems)
@@ -150,7 +150,7 @@ def test_load_best_model_at_end_takes_exactly_the_strategies_transformers_takes(
     )
     path = tmp_path / "dpo.yaml"
     path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in config.items()))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    share_schema_cache(tmp_path, monkeypatch)
     schema = {**trl_cli.command_schema("dpo", Location("t")), "required": []}
     problems = jsonschema_subset.validate(config, schema)
     assert (problems == []) == _trl_takes(path), problems
@@ -196,7 +196,7 @@ def test_the_generation_batch_takes_what_grpo_and_rloo_take_whatever_the_process
         trl_takes = True
     except (ValueError, TypeError):
         trl_takes = False
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    share_schema_cache(tmp_path, monkeypatch)
     schema = {**trl_cli.command_schema(command, Location("t")), "required": []}
     problems = jsonschema_subset.validate(config, schema)
     assert (problems == []) == trl_takes, problems

@@ -5,6 +5,7 @@ losses as 1 process with the same global batch, and a 2-process run killed mid-w
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -63,10 +64,27 @@ def env(tiny_cache):
     return {**subprocess_env(tiny_cache), "TRL_EXPERIMENTAL_SILENCE": "1"}
 
 
-def test_two_processes_reach_the_losses_of_one_with_the_same_global_batch(env, tmp_path):
+def run_invariant_here(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layout-invariant trainer on ``config`` in this process, one process as its own
+    ``python -P layout_invariant_trainer.py CONFIG`` is (a trainer process more would be ~10 CPU-s
+    of torch and TRL imports); the config's paths are relative to its folder, the working folder."""
+    from sweepgen_trainer.run import run_config_file
+    from sweepgen_trainer.training.grpo import SweepgenGRPOTrainer
+
+    spec = importlib.util.spec_from_file_location("layout_invariant_trainer", INVARIANT)
+    assert spec is not None and spec.loader is not None
+    invariant = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(invariant)
+    monkeypatch.setattr(SweepgenGRPOTrainer, "extra_init_kwargs", classmethod(invariant.rollout_kwargs))
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    monkeypatch.chdir(config.parent)
+    run_config_file(config)
+
+
+def test_two_processes_reach_the_losses_of_one_with_the_same_global_batch(env, tmp_path, monkeypatch):
     one = ddp_config(tmp_path / "one.yaml", "runs/one", per_device=16, steps=3)
     two = ddp_config(tmp_path / "two.yaml", "runs/two", per_device=8, steps=3)  # global 2 × 8 = 16
-    run([sys.executable, "-P", str(INVARIANT), str(one)], tmp_path, env)
+    run_invariant_here(one, monkeypatch)  # the one-process run
     done = run(torchrun(2, sys.executable, "-P", str(INVARIANT), str(two)), tmp_path, env)
     single, ddp = (read_jsonl(tmp_path / "runs" / r / "metrics.jsonl") for r in ("one", "two"))
     assert [r["step"] for r in ddp] == [1, 2, 3]  # one row a step: rank 0 alone writes
