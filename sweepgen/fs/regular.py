@@ -56,24 +56,32 @@ def _open(path: str, follow: bool) -> tuple[int, os.stat_result]:
         info = os.fstat(fd)
     except OSError as err:
         os.close(fd)
-        raise NotRead(path, "error", errno=err.errno or 0, strerror=err.strerror or str(err)) from None
+        raise _error(path, err) from None
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise NotRead(path, "not regular", mode=info.st_mode)
     return fd, info
 
 
-def _refused(path: str, err: OSError, follow: bool) -> NotRead:
-    if err.errno == errnos.ENOENT:
-        return NotRead(path, "missing", errno=err.errno, strerror=err.strerror or "")
-    if err.errno == errnos.ELOOP and not follow:
-        try:
-            mode = os.lstat(path).st_mode
-        except OSError:
-            mode = 0
-        if stat.S_ISLNK(mode):
-            return NotRead(path, "link", errno=err.errno, strerror=err.strerror or "", mode=mode)
+def _error(path: str, err: OSError) -> NotRead:
     return NotRead(path, "error", errno=err.errno or 0, strerror=err.strerror or str(err))
+
+
+def _refused(path: str, err: OSError, follow: bool) -> NotRead:
+    """Why ``open`` failed: missing, a link at the name (never followed), or another error."""
+    if err.errno == errnos.ENOENT:
+        return NotRead(path, "missing", errno=err.errno)
+    mode = _lstat_mode(path) if err.errno == errnos.ELOOP and not follow else 0
+    if stat.S_ISLNK(mode):
+        return NotRead(path, "link", errno=errnos.ELOOP, mode=mode)
+    return _error(path, err)
+
+
+def _lstat_mode(path: str) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
 
 
 def read(path: str, *, limit: int, follow: bool = True) -> bytes:
@@ -92,7 +100,7 @@ def read(path: str, *, limit: int, follow: bool = True) -> bytes:
             raise NotRead(path, "too large", size=size)
         return b"".join(chunks)
     except OSError as err:
-        raise NotRead(path, "error", errno=err.errno or 0, strerror=err.strerror or str(err)) from None
+        raise _error(path, err) from None
     finally:
         os.close(fd)
 
@@ -107,6 +115,6 @@ def sha256(path: str, *, follow: bool = True) -> str:
             digest.update(chunk)
         return digest.hexdigest()
     except OSError as err:
-        raise NotRead(path, "error", errno=err.errno or 0, strerror=err.strerror or str(err)) from None
+        raise _error(path, err) from None
     finally:
         os.close(fd)

@@ -1102,13 +1102,9 @@ def prune_task_files(root: Path) -> list[str]:
     path = root / JOURNAL
     journal = read_journal(path)
     gone = _ended_with_task_files(journal)
-    shared = _shared_folder(root)
-    unrecorded_named = journal.get(UNRECORDED_TASKS)
-    if shared is not None and (gone or unrecorded_named):
-        # nothing is removed there (node_tasks.remove): said at each `run`, the journal kept, so the
-        # first `run` after the folder is made the person's alone removes them
-        count = len(gone) + (len(unrecorded_named) if isinstance(unrecorded_named, list) else 0)
-        return [_SHARED_FOLDER_KEPT.format(count=count, root=root, why=shared)]
+    kept = _kept_in_shared_folder(root, journal, gone)
+    if kept:
+        return kept
     for entry in gone:  # one tried once: a file left (not this user's plain file) is not asked about again
         task_files.remove(root, entry.pop(TASKS_FILE))
     # written by a submission that never recorded its array: under the submission lock none is under
@@ -1131,6 +1127,16 @@ _SHARED_FOLDER_KEPT = (
     "file's name before the removal); make it writable by you alone (`chmod go-w {root}`) and the "
     "next `sweepgen run` removes them"
 )
+
+
+def _kept_in_shared_folder(root: Path, journal: Mapping[str, Any], gone: list[dict[str, Any]]) -> list[str]:
+    """The note where tasks files are due for removal in a folder others can write: nothing is
+    removed there (``node_tasks.remove``), said at each `run` with the journal kept as it is, so the
+    first `run` after the folder is made the person's alone removes them."""
+    unrecorded = journal.get(UNRECORDED_TASKS)
+    count = len(gone) + (len(unrecorded) if isinstance(unrecorded, list) else 0)
+    shared = _shared_folder(root) if count else None
+    return [_SHARED_FOLDER_KEPT.format(count=count, root=root, why=shared)] if shared else []
 
 
 def _shared_folder(root: Path) -> str | None:

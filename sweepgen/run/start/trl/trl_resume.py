@@ -80,10 +80,7 @@ def unlisted(config: Mapping[str, Any], flags: Mapping[str, str | None], *, over
     anything of it. None where it was listed (or is not looked in)."""
     value = flags[_KEY] if _KEY in flags else config.get(_KEY)
     output_dir = flags.get("output_dir") or config.get("output_dir")
-    looked_in = value is True or (over and value in (None, False, ""))
-    if not looked_in or not isinstance(output_dir, str) or not inside_here(output_dir):
-        return None
-    if _checkpoint_names(output_dir) is not None:
+    if not _looked_in(value, over) or not _listed_too_long(output_dir):
         return None
     looked_for = (
         "a checkpoint-N folder to resume from (resume_from_checkpoint: true)"
@@ -94,6 +91,16 @@ def unlisted(config: Mapping[str, Any], flags: Mapping[str, str | None], *, over
         f"output_dir {output_dir!r} holds more than {MAX_LISTED:,} entries (never listed whole), so "
         f"whether it holds {looked_for} was not checked before the runs"
     )
+
+
+def _looked_in(value: object, over: bool) -> bool:
+    """Whether output_dir is looked in for the run's ``resume_from_checkpoint`` ``value``."""
+    return value is True or (over and value in (None, False, ""))
+
+
+def _listed_too_long(output_dir: object) -> bool:
+    """An output_dir inside the working folder that holds more than MAX_LISTED entries."""
+    return isinstance(output_dir, str) and inside_here(output_dir) and _checkpoint_names(output_dir) is None
 
 
 def _folder_missing(value: object) -> str | None:
