@@ -18,7 +18,6 @@ by default (any YAML under a ``specs/`` folder, any ``*.sweep.yaml``) and the ou
 from __future__ import annotations
 
 import copy
-import errno
 import fnmatch
 import functools
 import os
@@ -30,6 +29,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.formats.tomllines import error_place, key_place
+from sweepgen.fs import regular
 from sweepgen.fs.confine import in_git_folder, lexically_inside, refuse, resolve_inside, within
 from sweepgen.fs.safefs import kind_of, walk
 
@@ -47,8 +47,6 @@ _KEYS = {"specs", "output", "limits"}
 MAX_WALK_ENTRIES = 200_000
 MAX_WALK_SECONDS = 20.0
 MAX_PYPROJECT_BYTES = 4 << 20  # a pyproject.toml is a few KB
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TOML_HINT = "fix pyproject.toml (it must be UTF-8 TOML: https://toml.io), or run from a folder without it"
 
 
@@ -201,9 +199,6 @@ def _table(path: str) -> dict[str, Any] | None:
     raw = _read(path, shown)
     if raw is None:
         return None
-    if len(raw) > MAX_PYPROJECT_BYTES:
-        too_big = f"pyproject.toml is larger than {MAX_PYPROJECT_BYTES:,} bytes"
-        raise UserError(too_big, location=Location(shown), hint=_TOML_HINT)
     return copy.deepcopy(_parsed_table(raw, shown))
 
 
@@ -224,18 +219,17 @@ def _read(path: str, shown: str) -> bytes | None:
     """pyproject.toml's first bytes, the file opened without following a link and used only when it
     is a regular file; None when there is none (or it cannot be read). The checkout's pyproject.toml
     is a pull request's: a committed link would make every command read (and obey) a file elsewhere,
-    and a FIFO would block, so either is exit 2 naming it."""
+    and a FIFO would block, so either is exit 2 naming it, as is one past MAX_PYPROJECT_BYTES
+    (``regular.read``)."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | _CLOEXEC)
-    except OSError as err:
-        if err.errno != errno.ELOOP:
+        return regular.read(path, limit=MAX_PYPROJECT_BYTES, follow=False)
+    except regular.NotRead as err:
+        if err.why == "too large":
+            too_big = f"pyproject.toml is larger than {MAX_PYPROJECT_BYTES:,} bytes"
+            raise UserError(too_big, location=Location(shown), hint=_TOML_HINT) from None
+        if err.why not in ("link", "not regular"):
             return None
-        mode = os.lstat(path).st_mode
-    else:
-        with os.fdopen(fd, "rb") as fh:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISREG(mode):
-                return fh.read(MAX_PYPROJECT_BYTES + 1)
+        mode = err.mode
     if stat.S_ISDIR(mode):
         return None
     raise UserError(
@@ -273,7 +267,7 @@ def where(shown: str, *keys: str) -> Location:
         raw = None
     if raw is None:
         return Location(shown)
-    text = raw[:MAX_PYPROJECT_BYTES].decode("utf-8", "replace")
+    text = raw.decode("utf-8", "replace")
     return Location(shown, *key_place(text, ("tool", "sweepgen", *keys)))
 
 

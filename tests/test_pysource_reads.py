@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 from sweepgen.formats import pysource
 
@@ -35,3 +36,14 @@ def test_a_fifo_a_huge_or_a_too_deeply_nested_source_is_none(tmp_path, monkeypat
     assert not worker.is_alive(), got  # the FIFO never waited on
     assert got["deep"] is None and got["huge"] is None and got["fifo"] is None, got
     assert got["fine"] is not None
+
+
+def test_a_source_longer_than_its_size_said_is_not_cut_and_parsed(monkeypatch):
+    """A file whose size says less than it holds (a /proc file says 0; a file that grows while read)
+    was read up to the limit and the cut text parsed as the module's source (`Linux` cut to `Lin`):
+    now it is refused as too large (fs/regular.py, the one reader), so nothing cut is judged."""
+    path = "/proc/sys/kernel/ostype"  # st_size 0, holds "Linux\n": valid Python whole or cut
+    monkeypatch.setattr(pysource, "MAX_SOURCE_BYTES", 3)
+    monkeypatch.setattr(pysource, "_source_paths", lambda module: [path])
+    assert os.stat(path).st_size == 0 and Path(path).read_bytes().startswith(b"Linux")
+    assert pysource.parsed.__wrapped__("x") is None

@@ -7,11 +7,11 @@ up here, which imports nothing."""
 from __future__ import annotations
 
 import ast
-import errno
 import functools
 import importlib.util
 import os
-import stat
+
+from sweepgen.fs import regular
 
 
 @functools.lru_cache(maxsize=128)
@@ -22,7 +22,13 @@ def parsed(module: str) -> ast.Module | None:
     for path in _source_paths(module):
         try:
             return ast.parse(_read(path))
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # the last two: the parser's
+        except (
+            regular.NotRead,
+            SyntaxError,
+            ValueError,
+            RecursionError,
+            MemoryError,
+        ):  # the last two: the parser's
             continue
     return None
 
@@ -31,17 +37,10 @@ MAX_SOURCE_BYTES = 16 << 20  # a module's source; TRL's largest is ~100 KB
 
 
 def _read(path: str) -> bytes:
-    """The bytes of the regular file ``path``, never waited on (a FIFO, a device: ENXIO) nor read
-    past MAX_SOURCE_BYTES (EFBIG): a folder on sys.path may be the working folder (`python -m`)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
-            raise OSError(errno.ENXIO if not stat.S_ISREG(info.st_mode) else errno.EFBIG, "not read", path)
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            return fh.read(MAX_SOURCE_BYTES)
-    finally:
-        os.close(fd)
+    """The bytes of the regular file ``path``, never waited on (a FIFO, a device) nor read past
+    MAX_SOURCE_BYTES (a file that grows past it while read is refused, not cut short):
+    ``regular.NotRead`` otherwise. A folder on sys.path may be the working folder (`python -m`)."""
+    return regular.read(path, limit=MAX_SOURCE_BYTES)
 
 
 def _source_paths(module: str) -> list[str]:

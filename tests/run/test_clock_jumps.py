@@ -141,3 +141,24 @@ def test_the_states_at_the_start_are_never_listed_from_a_folder_of_too_many_entr
     (tmp_path / "b").write_text("")
     (tmp_path / "c").write_text("")
     assert trainer_states.present(tmp_path) is None
+
+
+def test_the_run_log_says_when_the_states_at_the_start_are_not_recorded(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Past MAX_LISTED entries (or MAX_RECORDED checkpoints) nothing was recorded and nothing said:
+    the step shown is then told from the start's time, which a wall clock moved back makes an
+    earlier attempt's. The supervisor says so in run.log (its stdout) as it starts."""
+    from sweepgen.run.local import supervise
+
+    monkeypatch.setattr(trainer_states, "MAX_LISTED", 3)
+    for name in ("a", "b"):
+        (tmp_path / name).write_text("")
+    supervise._starting({"ids": {}}, supervise._Stops(tmp_path, 1.0, None))
+    assert "more than" not in capsys.readouterr().out  # listed: recorded, nothing to say
+    for name in ("c", "d"):
+        (tmp_path / name).write_text("")
+    status = supervise._starting({"ids": {}}, supervise._Stops(tmp_path, 1.0, None))
+    assert status["ids"][trainer_states.BEFORE] is None
+    said = capsys.readouterr().out
+    assert "the run folder holds more than 3 entries or 1,000 checkpoints" in said, said

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from sweepgen.fs import runfs
-from sweepgen.run.core.base import Decision, RunState, RunTask
+from sweepgen.run.core.base import Decision, RunState, RunTask, effective_state, is_finished, read_status
 from sweepgen.run.report import committed
 from sweepgen.run.sweep import grid
 
@@ -89,3 +89,29 @@ def test_a_done_file_the_status_names_is_in_the_ownership_check(tmp_path, monkey
 
     monkeypatch.setattr(runfs, "lstat", lstat)
     assert committed.foreign_files(run)[0].startswith("final/model.bin (owned by ")
+
+
+def test_a_done_file_behind_a_linked_folder_does_not_finish_the_run(tmp_path, monkeypatch):
+    """`--done-file final/model.bin` with `final` (or the run folder) a link to a folder elsewhere
+    (another user's, its model.bin writable by all): `is_finished` followed the link and took the run
+    as finished (`run` started it no more, `report` ranked it), while the ownership check, which walks
+    without following a link, never looked there and said nothing. Now the done file counts only
+    where it is reached as every run file is (no link on the way), and the status says why not."""
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "runs" / "c"
+    _finished(run)
+    status = {"state": "finished", "executor": "local", "done_file": "final/model.bin"}
+    (run / "sweepgen_status.json").write_text(json.dumps(status))
+    (tmp_path / "theirs").mkdir()
+    (tmp_path / "theirs" / "model.bin").write_text("planted")
+    os.chmod(tmp_path / "theirs" / "model.bin", 0o666)
+    (run / "final").symlink_to(tmp_path / "theirs")
+    assert not is_finished(Path("runs/c"), "final/model.bin")
+    state, reason = effective_state(Path("runs/c"), read_status(Path("runs/c")), lambda status: False)
+    assert state is RunState.FAILED, (state, reason)
+    assert reason is not None and "final/model.bin is behind a symbolic link" in reason, reason
+    assert committed.foreign_files(Path("runs/c")) == []  # both agree: the planted file counts nowhere
+    (run / "final").unlink()
+    (run / "final").mkdir()
+    (run / "final" / "model.bin").write_text("mine")
+    assert is_finished(Path("runs/c"), "final/model.bin")

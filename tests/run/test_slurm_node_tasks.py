@@ -127,3 +127,25 @@ def test_a_tasks_file_is_never_removed_as_another_files_name_or_where_others_wri
     _journal_naming(root, ("10", hard.name), ("11", ended.name))
     executor.prune_task_files(root)
     assert hard.exists() and kept.stat().st_nlink == 2 and not ended.exists()
+
+
+def test_tasks_files_kept_in_a_folder_others_write_are_said_at_each_run(tmp_path, monkeypatch):
+    """In a .sweepgen_slurm folder others can write nothing is removed (see above), and nothing said
+    so: the ended arrays' tasks files piled up there for good, and the journal forgot them. Now each
+    `run` says how many stay, where and why, and keeps naming them: once the folder is the person's
+    alone, the next `run` removes them."""
+    monkeypatch.setattr(slurm_query, "squeue", lambda ids: {})
+    root = tmp_path / ".sweepgen_slurm"
+    ended = node_tasks.write(root, [{"n": 0}])[0]
+    _journal_naming(root, ("11", ended.name))
+    root.chmod(0o777)
+    for _ in range(2):  # said again at the next run: the journal still names it
+        notes = executor.prune_task_files(root)
+        assert (
+            len(notes) == 1
+            and f"1 node tasks file(s) of job arrays Slurm no longer holds stay in {root}" in notes[0]
+        )
+        assert "every user can write the folder" in notes[0] and f"chmod go-w {root}" in notes[0], notes
+        assert ended.exists()
+    root.chmod(0o755)
+    assert executor.prune_task_files(root) == [] and not ended.exists()

@@ -764,6 +764,26 @@ def test_resuming_where_there_is_no_checkpoint_is_refused_before_any_run(
     assert trl_resume._folder_missing("ckpt") is None and trl_resume._folder_missing("../elsewhere") is None
 
 
+@pytest.mark.parametrize("resume", [True, None])
+def test_an_output_dir_too_large_to_list_is_said_not_checked(tmp_path, monkeypatch, resume):
+    """An output_dir past MAX_LISTED entries is never listed whole: `resume_from_checkpoint: true`
+    was then taken as resumable, and a run starting over beside an earlier attempt's checkpoints
+    was not warned of, both in silence. Each says now what was not checked, at output_dir."""
+    from sweepgen.run.start.trl import trl_resume
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(trl_resume, "MAX_LISTED", 3)
+    for n in range(5):
+        (tmp_path / "runs" / "t" / "beta1" / f"f{n}").mkdir(parents=True)
+    (tmp_path / "runs" / "t" / "beta2" / "checkpoint-1").mkdir(parents=True)  # listed: resumable
+    _sweep(tmp_path, {"bf16": False} if resume is None else {"bf16": False, "resume_from_checkpoint": resume})
+    code, output = _run()
+    assert code == 0, output
+    assert "output_dir 'runs/t/beta1' holds more than 3 entries (never listed whole)" in output, output
+    assert ("resume from" if resume else "an earlier attempt's checkpoints") in output, output
+    assert "'runs/t/beta2' holds more" not in output  # listed: nothing of this to say
+
+
 def test_an_output_dir_linked_out_of_the_working_folder_is_never_looked_in(tmp_path, monkeypatch):
     """output_dir `o`, a link to a folder outside (a pull request's `o -> ~`): the working folder's
     check resolved the folders above it alone, so `o` itself was listed and its checkpoint-N

@@ -18,9 +18,9 @@ its own project.
 from __future__ import annotations
 
 import os
-import stat
 
 from sweepgen.errors import Location, SpecError
+from sweepgen.fs import regular
 
 
 def find_root(spec_abspath: str, out_root: str) -> str:
@@ -71,34 +71,21 @@ INPUT_BYTES = 16 << 20  # default `limits.input_bytes`; real specs, configs and 
 
 def read_regular(path: str, *, what: str, loc: Location, limit: int = INPUT_BYTES) -> bytes:
     """The bytes of a regular file; a FIFO, device or folder is an error instead of a hang, and so
-    is a file over ``limit`` bytes, found from its size before anything is read."""
+    is a file over ``limit`` bytes, found from its size before anything is read (``fs.regular``)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise SpecError(
-            f"{what} not found: {path}", location=loc, hint="paths are relative to the spec"
-        ) from None
-    except OSError as err:
-        raise SpecError(f"cannot read {what} {path}: {err.strerror}", location=loc) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        return regular.read(path, limit=limit)
+    except regular.NotRead as err:
+        if err.why == "missing":
+            raise SpecError(
+                f"{what} not found: {path}", location=loc, hint="paths are relative to the spec"
+            ) from None
+        if err.why == "not regular":
             raise SpecError(
                 f"{what} {path} is not a regular file", location=loc, hint="point it at a plain file"
-            )
-        if info.st_size > limit:
-            raise _too_large(what, path, info.st_size, limit, loc)
-        chunks, size = [], 0
-        while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:  # it grew while read
-            raise _too_large(what, path, size, limit, loc)
-        return b"".join(chunks)
-    except OSError as err:
+            ) from None
+        if err.why == "too large":
+            raise _too_large(what, path, err.size, limit, loc) from None
         raise SpecError(f"cannot read {what} {path}: {err.strerror}", location=loc) from None
-    finally:
-        os.close(fd)
 
 
 def _too_large(what: str, path: str, size: int, limit: int, loc: Location) -> SpecError:

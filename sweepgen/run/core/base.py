@@ -301,7 +301,7 @@ def effective_state(
     if status is None:
         return None, None
     if status.state is RunState.FINISHED:
-        return _finished_unproved(status, done_file)
+        return _finished_unproved(run_dir, status, done_file)
     if status.state is RunState.RUNNING and not (runlock.is_held(run_dir) or is_alive(status)):
         return lost_end(status)
     return status.state, status.reason
@@ -370,12 +370,17 @@ def lost_end(status: RunStatus) -> tuple[RunState, str]:
     return RunState(end["state"]), f"{how}; {RECORDER_DIED}"
 
 
-def _finished_unproved(status: RunStatus, done_file: str | None) -> tuple[RunState, str | None]:
+def _finished_unproved(
+    run_dir: Path, status: RunStatus, done_file: str | None
+) -> tuple[RunState, str | None]:
     """A status that says finished with no done file on disk: finished where the run is held to
-    exit 0 alone (no done file) and exited 0, else failed."""
-    if done_file is None and status.exit_code == 0:
-        return RunState.FINISHED, None
-    return RunState.FAILED, f"recorded as finished but {done_file or 'its exit code 0'} is missing"
+    exit 0 alone (no done file) and exited 0, else failed (a done file behind a link said so)."""
+    if done_file is None:
+        if status.exit_code == 0:
+            return RunState.FINISHED, None
+        return RunState.FAILED, "recorded as finished but its exit code 0 is missing"
+    why = outcome.done_file_missing(run_dir, done_file) or "missing"
+    return RunState.FAILED, f"recorded as finished but {done_file} is {why}"
 
 
 def unchanged_since(planned: RunStatus | None, now: RunStatus | None) -> bool:

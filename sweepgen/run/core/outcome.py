@@ -1,15 +1,19 @@
 """How a run ended, in words: the one rule every recorder of a run's end applies (the local run's
 supervisor, the Slurm task on the node, a `sweepgen run` that outlived a killed supervisor).
 
-Standard library only: the supervisor of every local run imports it, and must start fast.
+The standard library and sweepgen's ground floor only (fs/runfs.py): the supervisor of every local run
+imports it, and must start fast.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
+import stat
 from pathlib import Path
 
-from sweepgen.fs import filenames
+from sweepgen.fs import filenames, runfs
 
 SUMMARY_FILE = filenames.SUMMARY
 TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
@@ -66,7 +70,25 @@ def exit_words(code: int) -> str:
 
 def is_finished(run_dir: Path, done_file: str | None = SUMMARY_FILE) -> bool:
     """The run left its done file (always False for a run held to exit 0 alone)."""
-    return done_file is not None and (run_dir / done_file).is_file()
+    return done_file is not None and done_file_missing(run_dir, done_file) is None
+
+
+def done_file_missing(run_dir: Path, done_file: str) -> str | None:
+    """Why the done file is not there (``missing``, ``behind a symbolic link ...``); None where it
+    is. Its folders are walked as every run file's (``runfs``): a done file behind a link (the run
+    folder, or ``final`` of ``--done-file final/model.bin``, linked elsewhere) is not there, as the
+    check of who wrote the run's result files (report/committed.py) never looks there either; the
+    done file itself may be a link (counted by its owner there)."""
+    try:
+        with runfs.parent(run_dir / done_file) as (folder, name):
+            mode = os.stat(name, dir_fd=folder).st_mode
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return "missing"
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return f"behind a symbolic link ({err.filename}: never followed)"
+        return f"not readable ({err.strerror})"
+    return None if stat.S_ISREG(mode) else "missing (not a regular file)"
 
 
 def succeeded(code: int | None, run_dir: Path, done_file: str | None, *, stopped: bool = False) -> bool:

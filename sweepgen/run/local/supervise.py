@@ -311,6 +311,8 @@ def _starting(status: dict[str, Any], stops: _Stops) -> dict[str, Any]:
     ids[boot_clock.BOOT_S] = boot_clock.now_s()
     # the trainer states an earlier attempt left: the step shown is never one of theirs
     ids[trainer_states.BEFORE] = trainer_states.present(stops.run_dir)
+    if ids[trainer_states.BEFORE] is None:
+        _say(trainer_states.not_recorded())
     ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
     # the folder it was started for: one moved while it runs still says whose run it holds
     # (liveness.orphan_locks), so the next `sweepgen run` does not start that run a second time

@@ -24,6 +24,18 @@ CHECKPOINT = "checkpoint-"
 # (the step then falls back to the start's time), so a status file stays small
 MAX_RECORDED = 1000
 MAX_LISTED = 10_000  # entries of a run folder looked through: a real one holds tens
+# said in the run's log where ``present`` is None: the record is missing, never quietly
+NOT_RECORDED = (
+    "sweepgen: the run folder holds more than {entries:,} entries or {states:,} checkpoints (not "
+    "listed whole): the trainer states an earlier attempt left there are not recorded, so the step "
+    "shown for this attempt is told from its start time (a wall clock moved back since can show an "
+    "earlier attempt's step)"
+)
+
+
+def not_recorded() -> str:
+    """The run log's line where ``present`` found too many entries to record."""
+    return NOT_RECORDED.format(entries=MAX_LISTED, states=MAX_RECORDED)
 
 
 def present(run_dir: Path) -> dict[str, int] | None:

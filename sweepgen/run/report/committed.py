@@ -108,7 +108,8 @@ def _done_file(run_dir: Path) -> list[str]:
 
 def _why(name: str, info: os.stat_result) -> str | None:
     """``not_mine`` of a result file; a link (never read) only as the done file, which counts as
-    there through it (``is_finished``), by its owner alone (a link's mode is every user's)."""
+    there through it (``is_finished``), by its owner alone (a link's mode is every user's). A done
+    file behind a linked folder is looked at by neither: it does not finish the run."""
     if stat.S_ISREG(info.st_mode):
         return not_mine(info)
     if name in RESULT_FILES or info.st_uid == os.geteuid():

@@ -1102,6 +1102,9 @@ def prune_task_files(root: Path) -> list[str]:
     path = root / JOURNAL
     journal = read_journal(path)
     gone = _ended_with_task_files(journal)
+    kept = _kept_in_shared_folder(root, journal, gone)
+    if kept:
+        return kept
     for entry in gone:  # one tried once: a file left (not this user's plain file) is not asked about again
         task_files.remove(root, entry.pop(TASKS_FILE))
     # written by a submission that never recorded its array: under the submission lock none is under
@@ -1116,6 +1119,43 @@ def prune_task_files(root: Path) -> list[str]:
     except OSError as err:
         return [f"could not record in {path} which node tasks files were removed: {err.strerror or err}"]
     return []
+
+
+_SHARED_FOLDER_KEPT = (
+    "{count} node tasks file(s) of job arrays Slurm no longer holds stay in {root}: {why}, so "
+    "sweepgen removes nothing there (whoever writes it could rename another file of yours to a tasks "
+    "file's name before the removal); make it writable by you alone (`chmod go-w {root}`) and the "
+    "next `sweepgen run` removes them"
+)
+
+
+def _kept_in_shared_folder(root: Path, journal: Mapping[str, Any], gone: list[dict[str, Any]]) -> list[str]:
+    """The note where tasks files are due for removal in a folder others can write: nothing is
+    removed there (``node_tasks.remove``), said at each `run` with the journal kept as it is, so the
+    first `run` after the folder is made the person's alone removes them."""
+    unrecorded = journal.get(UNRECORDED_TASKS)
+    count = len(gone) + (len(unrecorded) if isinstance(unrecorded, list) else 0)
+    shared = _shared_folder(root) if count else None
+    return [_SHARED_FOLDER_KEPT.format(count=count, root=root, why=shared)] if shared else []
+
+
+def _shared_folder(root: Path) -> str | None:
+    """Why others can write the folder ``root`` (not its owner's, or writable by the group or every
+    user: ``runfs.only_owner_writes``); None where only this user can (or it cannot be looked at:
+    then nothing is removed either, and ``node_tasks.remove`` says nothing of it)."""
+    try:
+        fd = runfs.open_dir(root)
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if runfs.only_owner_writes(info, os.geteuid()):
+        return None
+    if info.st_uid != os.geteuid():
+        return "the folder is another user's"
+    return "every user can write the folder" if info.st_mode & 0o002 else "its group can write the folder"
 
 
 def _ended_with_task_files(journal: Mapping[str, Any]) -> list[dict[str, Any]]:

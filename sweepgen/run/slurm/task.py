@@ -172,6 +172,8 @@ def run_on_node(task: NodeTask) -> str:
     ids = {**task.status.ids, **_slurm_ids()}
     # the trainer states an earlier attempt left: the step shown is never one of theirs
     ids[trainer_states.BEFORE] = trainer_states.present(run_dir)
+    if ids[trainer_states.BEFORE] is None:
+        print(trainer_states.not_recorded(), file=sys.stderr, flush=True)
     if launch.multi(task.shape):  # which nodes the run spans (its host is node 0's)
         ids["slurm_nodes"] = os.environ.get("SLURM_JOB_NODELIST")
     status = replace(

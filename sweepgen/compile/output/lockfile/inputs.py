@@ -13,10 +13,8 @@ A template whose include name is computed at render time cannot be listed; the l
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
-import stat
 import sys
 from typing import Any
 
@@ -26,27 +24,18 @@ from sweepgen.compile.output.lockfile import module_digest
 from sweepgen.compile.output.lockfile.lock_where import content_digest
 from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.spec.model import Spec
+from sweepgen.fs import regular
 
 DYNAMIC = "<dynamic>"  # a hash no file can have: the fast path never trusts this input
 
 
 def file_sha256(path: str) -> str | None:
-    """None for anything but a regular file: a lock (hand-edited) may name a FIFO or /dev/zero."""
+    """None for anything but a regular file: a lock (hand-edited) may name a FIFO or /dev/zero
+    (``regular.sha256``: never waited on, read a chunk at a time)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
+        return regular.sha256(path)
+    except regular.NotRead:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        digest = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            digest.update(chunk)
-        return digest.hexdigest()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def spec_digest(spec: Spec) -> str:

@@ -18,10 +18,10 @@ written once under ``layer_sets``; a file entry names its mapping by index.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,10 +31,8 @@ from sweepgen import paths
 from sweepgen.compile.spec.sampling.digits import MAX_DIGITS
 from sweepgen.errors import Location, UserError
 from sweepgen.formats import jsonfloat
-from sweepgen.fs import filenames, outtree
+from sweepgen.fs import filenames, outtree, regular
 from sweepgen.fs.safefs import kind_of
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a link where the lock belongs is never followed
 
 LOCK_NAME = filenames.LOCK
 # `sweepgen run`'s record of how the sweep was started (sweepgen.run.core.sweepfile.sweep_state), beside the
@@ -289,25 +287,22 @@ def dumps(lock: dict[str, Any]) -> str:
 def read(sweep_dir: str, shown_dir: str) -> Lock | None:
     """The lock in ``sweep_dir``, or None when there is none. A damaged lock is an error, and so is
     a lock that is not a regular file: a link is never followed and a FIFO never blocks (opened
-    ``O_NOFOLLOW | O_NONBLOCK``, then ``fstat``)."""
+    ``O_NOFOLLOW | O_NONBLOCK``, then ``fstat``: ``regular.read``)."""
     path = os.path.join(sweep_dir, LOCK_NAME)
     shown = f"{shown_dir}/{LOCK_NAME}"
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as err:  # ELOOP: a link where the lock belongs
-        raise _unsafe(shown, "symlink" if os.path.islink(path) else err.strerror or str(err)) from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):  # before fdopen, which refuses a folder with its own error
-        os.close(fd)
-        raise _unsafe(shown, kind_of(info.st_mode))
     most = outtree.MAX_READ_BYTES  # a lock takes about 500 bytes a variant: two million
-    if info.st_size > most:
-        os.close(fd)
-        raise _damaged(shown, f"{info.st_size:,} bytes, more than sweepgen reads of a lock ({most:,})")
-    with os.fdopen(fd, "rb") as fh:
-        raw = fh.read(most + 1)  # grown since fstat: parse refuses it, cut
+    try:
+        raw = regular.read(path, limit=most, follow=False)
+    except regular.NotRead as err:
+        if err.why == "missing" or err.errno == errno.ENOTDIR:
+            return None
+        if err.why == "too large":
+            raise _damaged(
+                shown, f"{err.size:,} bytes, more than sweepgen reads of a lock ({most:,})"
+            ) from None
+        if err.why == "not regular":
+            raise _unsafe(shown, kind_of(err.mode)) from None
+        raise _unsafe(shown, "symlink" if err.why == "link" else err.strerror or str(err)) from None
     return parse(raw, shown)
 
 

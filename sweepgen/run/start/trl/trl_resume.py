@@ -74,6 +74,36 @@ def _checkpoint_names(folder: str) -> list[str] | None:
     return None if names is None else [n for n in names if _CHECKPOINT.match(n)]
 
 
+def unlisted(config: Mapping[str, Any], flags: Mapping[str, str | None], *, over: bool) -> str | None:
+    """What was not checked where the run's ``output_dir`` (looked in when the run resumes from its
+    last checkpoint, or, ``over``, when it may start over beside an earlier attempt's) holds more
+    than MAX_LISTED entries: never listed whole, so neither ``judge`` nor ``started_over`` can say
+    anything of it. None where it was listed (or is not looked in)."""
+    value = flags[_KEY] if _KEY in flags else config.get(_KEY)
+    output_dir = flags.get("output_dir") or config.get("output_dir")
+    if not _looked_in(value, over) or not _listed_too_long(output_dir):
+        return None
+    looked_for = (
+        "a checkpoint-N folder to resume from (resume_from_checkpoint: true)"
+        if value is True
+        else "an earlier attempt's checkpoints, which this run would train over from step 0"
+    )
+    return (
+        f"output_dir {output_dir!r} holds more than {MAX_LISTED:,} entries (never listed whole), so "
+        f"whether it holds {looked_for} was not checked before the runs"
+    )
+
+
+def _looked_in(value: object, over: bool) -> bool:
+    """Whether output_dir is looked in for the run's ``resume_from_checkpoint`` ``value``."""
+    return value is True or (over and value in (None, False, ""))
+
+
+def _listed_too_long(output_dir: object) -> bool:
+    """An output_dir inside the working folder that holds more than MAX_LISTED entries."""
+    return isinstance(output_dir, str) and inside_here(output_dir) and _checkpoint_names(output_dir) is None
+
+
 def _folder_missing(value: object) -> str | None:
     """A folder: what is missing in it (its ``trainer_state.json``, which transformers reads)."""
     if not isinstance(value, str) or not value.strip() or not inside_here(value):

@@ -37,7 +37,7 @@ from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import Decision, RunTask
 from sweepgen.run.core.plan.trl_output_dir import trl_script
 from sweepgen.run.start import command_overrides, installed_source, vllm_server
-from sweepgen.run.start.config_where import key_location, rendered
+from sweepgen.run.start.config_where import key_location, rendered, value_location
 from sweepgen.run.start.trl import (
     trl_chat_template,
     trl_command,
@@ -407,6 +407,10 @@ def _say_started_over(context: _Context, task: RunTask, config: Mapping[str, Any
     if over is not None and context.warn is not None:
         words = _MODEL_ONLY if trl_resume.model_only(config, own_flags) else _STARTS_OVER
         context.warn(key_location(context.sweep_dir, task, ()), words.format(over))
+    unlisted = trl_resume.unlisted(config, context.flags, over=context.own is None)
+    if unlisted is not None and context.warn is not None:  # past MAX_LISTED: said, never a quiet pass
+        where = value_location(context.sweep_dir, task, "output_dir", "output_dir" in context.flags)
+        context.warn(where, unlisted)
 
 
 RESUME_FLAG = "--resume_from_checkpoint"
