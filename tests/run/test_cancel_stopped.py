@@ -36,13 +36,15 @@ def _running(run: Path, attempt: int) -> bool:
     return status is not None and status.attempt == attempt and "trainer_pgid" in status.ids
 
 
+@pytest.mark.parametrize("rerun", [True, False])
 def test_a_cancel_continued_after_the_run_was_started_again_leaves_the_new_attempt_and_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rerun: bool
 ) -> None:
     """Stopped after its look: a second `cancel` ends attempt 1 and `--rerun-failed` starts attempt 2.
     Continued, it cannot reach attempt 1's supervisor (gone) and said attempt 2 "runs under the
     local executor ... and cannot be stopped from here: run `sweepgen cancel` on its machine", of
-    a run on this machine. It says the run was started again after it looked, exit 1."""
+    a run on this machine. It says the run was started again after it looked, exit 1. Without the
+    rerun it said attempt 1 "ended by itself (cancelled)": it says another stop ended it first."""
     release = tmp_path / "release"
     make_sweep(tmp_path, {"r0": {"release": str(release)}})
     (tmp_path / "waiter.py").write_text(WAITER)
@@ -59,6 +61,8 @@ def test_a_cancel_continued_after_the_run_was_started_again_leaves_the_new_attem
             other = sweepgen(tmp_path, "cancel", "generated/fake")
             assert other.returncode == 0, other.stdout + other.stderr
             first.communicate(timeout=LOADED_S)
+            if not rerun:
+                return stop_runs(*args, **kwargs)
             again = sweepgen(
                 tmp_path, "run", "generated/fake", "--command", command, "--rerun-failed", wait=False
             )
@@ -69,6 +73,11 @@ def test_a_cancel_continued_after_the_run_was_started_again_leaves_the_new_attem
         monkeypatch.setattr(watch, "cancel_runs", stopped_here)
         continued = cli(tmp_path, "cancel", "generated/fake")
         said = " ".join((continued.stdout + continued.stderr).split())
+        if not rerun:
+            assert continued.returncode == 0 and "cancelled 1 run(s)" not in said, said
+            assert "r0: ended before this `cancel` reached it (cancelled: cancelled by" in said, said
+            assert _starts(run) == 1
+            return
         # attempt 2 was started after this cancel looked: left running, and said so, not "another machine"
         assert continued.returncode == 1 and "on its machine" not in said, said
         assert "r0: started again meanwhile (attempt 2" in said and "not cancelled" in said, said
