@@ -188,8 +188,9 @@ def _restarted_line(view: RunView, sweep_dir: Path) -> str:
 
 def _ended_line(view: RunView) -> str:
     """A run that ended between the look and the cancel: not cancelled, and not an error either."""
-    state = view.status.state.value if view.status is not None else "ended"
-    if view.status is not None and state == "cancelled":
+    assert view.status is not None  # (watch._ended_by_itself: a run with a status)
+    state = view.status.state.value
+    if state == "cancelled":
         # (another `cancel`, a Ctrl-C of its `run`, while this one was held up): not by itself
         return f"{view.task.name}: ended before this `cancel` reached it (cancelled: {view.status.reason})"
     return f"{view.task.name}: ended by itself ({state}) before it could be cancelled"

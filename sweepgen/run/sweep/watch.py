@@ -260,14 +260,12 @@ def _started_again(view: RunView, looked: RunStatus) -> bool:
     """A run not reached by the stop asked of the attempt ``looked`` at, that runs now as another
     attempt (another supervisor, another job): started again after the look, by another `sweepgen
     run` (this `cancel` stopped meanwhile). Before, it was said to run on another machine."""
-    now = view.status
-    if now is None:
-        return False
-    return (now.attempt, now.ids.get("pid"), now.ids.get("job_id")) != (
-        looked.attempt,
-        looked.ids.get("pid"),
-        looked.ids.get("job_id"),
-    )
+    return view.status is not None and _attempt(view.status) != _attempt(looked)
+
+
+def _attempt(status: RunStatus) -> tuple[object, ...]:
+    """What tells one attempt of a run from another: its number, supervisor and job."""
+    return (status.attempt, status.ids.get("pid"), status.ids.get("job_id"))
 
 
 def _say_nothing(line: str) -> None:
