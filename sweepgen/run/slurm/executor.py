@@ -356,7 +356,8 @@ class SlurmExecutor(Executor):
         array_id = job_ids[0].split("_", 1)[0]
         try:
             self._record(tasks, submitted, job_ids, array_id, cwd, tasks_file.name)
-            slurm_query.release(array_id)
+            if self._drop_asked_meanwhile(tasks, job_ids, previous_of):
+                slurm_query.release(array_id)
         except BaseException as err:
             slurm_query.scancel([array_id])  # never leave a held array nobody knows about
             task_files.remove(self.root, tasks_file.name)  # its held jobs never start to read it
@@ -365,6 +366,27 @@ class SlurmExecutor(Executor):
                 raise
             raise told from err
         self.notes.extend(_mark_released(self.root, array_id))
+
+    def _drop_asked_meanwhile(
+        self, tasks: Sequence[RunTask], job_ids: Sequence[str], previous_of: Mapping[str, RunStatus | None]
+    ) -> bool:
+        """The runs a `sweepgen cancel` asked to drop while this submission was under way (this
+        `run` held up, SIGSTOP, between its re-check and the release: that `cancel` waits for the
+        submission lock this `run` holds): their held jobs cancelled before the array is released,
+        never started, their status files put back as they were. Whether any job is left to release.
+        Before, the array was released and those runs started as the cancel waited."""
+        asked = [(task, job_id, self._cancel_asked(task)) for task, job_id in zip(tasks, job_ids)]
+        dropped = [(task, job_id, why) for task, job_id, why in asked if why is not None]
+        slurm_query.scancel([job_id for _, job_id, _ in dropped])
+        for task, _, why in dropped:
+            self._drop_unreleased(task, previous_of[task.name], why)
+        return len(dropped) < len(tasks)
+
+    def _drop_unreleased(self, task: RunTask, previous: RunStatus | None, reason: str) -> None:
+        """A run whose held job was cancelled before its release: as it was, shown dropped."""
+        self._tasks.pop(task.name, None)
+        _restore_status(task.run_dir, previous)
+        self._status[task.name] = RunStatus(RunState.CANCELLED, self.name, reason=reason)
 
     def _forget(self, tasks: Sequence[RunTask], previous_of: Mapping[str, RunStatus | None]) -> list[str]:
         """After a cancelled submission none of its runs ever ran: their status files are put back as
