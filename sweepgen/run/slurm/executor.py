@@ -65,7 +65,7 @@ from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.slurm import launch, ownership, ranks
 from sweepgen.run.slurm import node_tasks as task_files
 from sweepgen.run.slurm import query as slurm_query
-from sweepgen.run.slurm.journal import JOURNAL, read_journal, submitted_as
+from sweepgen.run.slurm.journal import JOURNAL, SUBMIT_LOCK, SubmitLockBusy, read_journal, submitted_as
 from sweepgen.run.slurm.journal import submission_lock as _submission_lock
 from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm.task import NodeTask, run_on_node
@@ -74,6 +74,9 @@ SLURM_DIR = filenames.SLURM_DIR  # in the sweep's runs root: submitit's files an
 POLL_MIN_INTERVAL_S = 2.0  # squeue/sacct at most this often, however fast the display polls
 MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) before --wait gives up
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
+# how long `cancel` waits for a submission under way (its `run` may be stopped, SIGSTOP: that `run`
+# reads the cancel's request again before it releases its array, _drop_asked_meanwhile)
+SETTLE_WAIT_S = 30.0
 _ALIVE_CACHE: dict[
     str, tuple[float, dict[str, slurm_query.JobInfo]]
 ] = {}  # array id -> (when, squeue's view of its tasks)
@@ -232,8 +235,11 @@ class SlurmExecutor(Executor):
                 f"{root} holds Slurm submissions, but squeue is not on PATH here: an array a killed "
                 "`sweepgen run` submitted without recording it cannot be looked for"
             ]
-        with _submission_lock(root):
-            return _cancel_lost(root, tasks)
+        try:
+            with _submission_lock(root, SETTLE_WAIT_S):
+                return _cancel_lost(root, tasks)
+        except SubmitLockBusy:
+            return [_busy_submission(root)]
 
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
@@ -1192,6 +1198,17 @@ def _first_line(err: BaseException) -> str:
 def _settled(status: RunStatus) -> bool:
     """Nothing more will happen to it in this invocation: it ended, or it was never submitted."""
     return status.state in TERMINAL or status.state is RunState.SKIPPED
+
+
+def _busy_submission(root: Path) -> str:
+    """`cancel`'s word on a submission lock held past SETTLE_WAIT_S (before, it waited up to ten
+    minutes without a word behind a stopped `run`, then failed)."""
+    return (
+        f"a `sweepgen run` has held this sweep's submission lock ({root / SUBMIT_LOCK}) for "
+        f"{SETTLE_WAIT_S:g} s (stopped? SIGSTOP or Ctrl-Z): it reads this cancel's request before it "
+        "releases what it submits, and drops them (runs it released already are cancelled here "
+        "as any); not waited for further"
+    )
 
 
 def _restore_status(run_dir: Path, previous: RunStatus | None) -> None:
