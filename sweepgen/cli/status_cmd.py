@@ -8,6 +8,7 @@ was cancelled; 1 some did (their state and log tail are shown); 2 bad input.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -169,12 +170,29 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
         out.print(_ended_line(view), markup=False)
     for view in outcome.elsewhere:
         err.print(_not_cancelled_line(view), markup=False)
+    for view in outcome.restarted:
+        err.print(_restarted_line(view, sweep_dir), markup=False)
     return outcome.exit_code
+
+
+def _restarted_line(view: RunView, sweep_dir: Path) -> str:
+    """A run started again (by another `sweepgen run`) after this `cancel` looked at it, while it
+    was stopped (SIGSTOP, Ctrl-Z): the new attempt is not the one it was asked to stop."""
+    assert view.status is not None  # a live run has a status
+    return (
+        f"{view.task.name}: started again meanwhile (attempt {view.status.attempt}, {_job(view)}) "
+        "after this `cancel` looked at it (it was held up, stopped?): not cancelled; "
+        f"`sweepgen cancel {shlex.quote(str(sweep_dir))}` again stops it"
+    )
 
 
 def _ended_line(view: RunView) -> str:
     """A run that ended between the look and the cancel: not cancelled, and not an error either."""
-    state = view.status.state.value if view.status is not None else "ended"
+    assert view.status is not None  # (watch._ended_by_itself: a run with a status)
+    state = view.status.state.value
+    if state == "cancelled":
+        # (another `cancel`, a Ctrl-C of its `run`, while this one was held up): not by itself
+        return f"{view.task.name}: ended before this `cancel` reached it (cancelled: {view.status.reason})"
     return f"{view.task.name}: ended by itself ({state}) before it could be cancelled"
 
 

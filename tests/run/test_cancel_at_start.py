@@ -75,12 +75,14 @@ def test_a_cancel_while_run_still_loads_is_heard_by_it(tmp_path: Path) -> None:
     assert [_starts(runs / name) for name in ("r0", "r1")] == [1, 1]
 
 
+@pytest.mark.parametrize("only", [(), ("r0",)])
 def test_a_cancel_that_stopped_waiting_for_a_start_is_honoured_before_the_trainer_starts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, only: tuple[str, ...]
 ) -> None:
     """The `run` holds r0's lock and has not handed it to a supervisor when `cancel` comes, and goes
     on only after `cancel` stopped waiting for the start to be recorded (its patience shortened
-    here; a SIGSTOPped `run` outlasts any)."""
+    here; a SIGSTOPped `run` outlasts any). The drop says who asked it: `cancel --only` or a whole
+    cancel (before, the supervisor's drop always read as a whole cancel's)."""
     command = _waiters(tmp_path, ["r0"])
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(watch, "STARTING_WAIT_S", 0.2)
@@ -91,7 +93,7 @@ def test_a_cancel_that_stopped_waiting_for_a_start_is_honoured_before_the_traine
     start = local_executor.forked.start
 
     def held_up(*args, **kwargs):  # type: ignore[no-untyped-def]
-        answers.append(watch.cancel(Path("generated/fake")))
+        answers.append(watch.cancel(Path("generated/fake"), only))
         return start(*args, **kwargs)
 
     monkeypatch.setattr(local_executor.forked, "start", held_up)
@@ -108,8 +110,26 @@ def test_a_cancel_that_stopped_waiting_for_a_start_is_honoured_before_the_traine
     # dropped as a queued run is: nothing written, so the next `run` starts it
     assert read_status(run) is None
     shown = ex.poll()["r0"]
-    assert shown.state is RunState.CANCELLED and shown.reason == queue_cancel.DROPPED, shown
+    reason = queue_cancel.DROPPED_ALONE if only else queue_cancel.DROPPED
+    assert shown.state is RunState.CANCELLED and shown.reason == reason, shown
     assert "r0" in queue_cancel.asked_since(run.parent, options.started_s)
+
+
+@pytest.mark.parametrize("alone", [False, True])
+def test_a_drop_read_once_the_start_is_on_record_says_who_asked_it(tmp_path: Path, alone: bool) -> None:
+    """The supervisor's second look (`running` on record, no trainer yet) records the run cancelled
+    with words that tell `cancel --only RUN` from a whole cancel, as a queued run's drop does."""
+    from sweepgen.run.local import supervise
+
+    runs = tmp_path / "runs"
+    (runs / "r0").mkdir(parents=True)
+    since = boot_clock.now_s()
+    assert supervise._cancelled_while_starting(runs / "r0", since) is None
+    queue_cancel.ask(runs, ["r0"], alone=alone)
+    asked = supervise._cancelled_while_starting(runs / "r0", since)
+    recorded = supervise._RECORDED_DROP[asked] if asked is not None else None
+    assert recorded == (supervise.DROPPED_ALONE if alone else supervise.DROPPED), recorded
+    assert supervise.DROPPED_ALONE != supervise.DROPPED and "--only" in supervise.DROPPED_ALONE
 
 
 def test_a_run_called_in_a_longer_lived_process_is_not_held_by_a_cancel_made_before_it(

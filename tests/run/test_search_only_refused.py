@@ -18,7 +18,7 @@ from sweepgen.run.core.base import RunState, read_status, write_status
 from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.core.stopping.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.local.executor import INTERRUPTED
-from sweepgen.run.local.supervise import DROPPED
+from sweepgen.run.local.supervise import DROPPED, DROPPED_ALONE
 from sweepgen.run.slurm.executor import _SLURM_ENDINGS
 
 
@@ -62,6 +62,7 @@ def test_run_only_or_rerun_failed_on_a_search_is_exit_2_and_status_never_advises
     [
         INTERRUPTED,
         DROPPED,
+        DROPPED_ALONE,
         queue_cancel.DROPPED_ALONE,
         CANCELLED_BY_COMMAND,
         CANCELLED_ALONE,

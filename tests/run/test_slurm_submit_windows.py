@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -479,3 +480,72 @@ def test_a_job_pickle_planted_before_the_array_starts_is_never_loaded_on_the_nod
     rows = wait_until("generated/wp", lambda r: {x["state"] for x in r.values()} <= ended, LOADED_S, "ends")
     assert not canary.exists(), rows  # the planted code never ran
     _finished_once(cwd, "wp")
+
+
+def _stopping_wrapper(tmp: Path) -> dict[str, str]:
+    """PATH with an sbatch that queues the (held) array for real, then stops its caller (the
+    `sweepgen run`, SIGSTOP: Ctrl-Z, a debugger) before the caller has read the job id."""
+    bindir = tmp / "stop-at-sbatch"
+    bindir.mkdir()
+    real = subprocess.run(["bash", "-c", "command -v sbatch"], capture_output=True, text=True).stdout.strip()
+    body = (
+        'for a in "$@"; do [ "$a" = --test-only ] && exec ' + real + ' "$@"; done\n'
+        f'out=$({real} "$@"); rc=$?; kill -STOP "$PPID"; echo "$out"; exit $rc\n'
+    )
+    (bindir / "sbatch").write_text("#!/bin/bash\n" + body)
+    (bindir / "sbatch").chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200"}
+
+
+def _stopped(pid: int) -> bool:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+
+
+@pytest.mark.parametrize("patient", [True, False])
+def test_stopped_as_sbatch_returns_a_cancel_meanwhile_is_heard_and_nothing_runs_twice(
+    cwd, tmp_path, monkeypatch, patient
+):
+    """`run --executor slurm` stopped (SIGSTOP) as sbatch returns, its array queued and held, nothing
+    recorded; a `cancel` meanwhile writes its request and waits for the submission lock; the `run`
+    goes on (SIGCONT): it reads the request before it releases the array, cancels the held jobs,
+    and says the runs were dropped. Before, it released the array and the runs started under the
+    waiting cancel. The next `run` runs each once. Not ``patient``: the `cancel` stops waiting
+    for the stopped submission and says why, while the `run` is still stopped (before, it waited
+    ten minutes without a word, then failed)."""
+    _sweep(cwd, "ws")
+    argv = [sys.executable, "-m", "sweepgen", "run", "generated/ws", "--executor", "slurm"]
+    env = _stopping_wrapper(tmp_path)
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    proc = subprocess.Popen([*argv, "--command", FAKE_COMMAND], cwd=cwd, env=env, **pipes)
+    try:
+        deadline = time.monotonic() + LOADED_S
+        while not _stopped(proc.pid):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        if not patient:
+            monkeypatch.setattr(slurm_executor, "SETTLE_WAIT_S", 0.5)
+            early = cli("cancel", "generated/ws")
+            said = " ".join(early.output.split())
+            assert early.exit_code == 0 and "stopped? SIGSTOP or Ctrl-Z" in said, early.output
+            assert _stopped(proc.pid)
+        else:
+            cancel = subprocess.Popen(
+                [sys.executable, "-m", "sweepgen", "cancel", "generated/ws"], cwd=cwd, env=env, **pipes
+            )
+            while not (cwd / "runs/ws/.sweepgen-cancel.json").exists():  # asked; it waits for the lock
+                assert time.monotonic() < deadline and cancel.poll() is None, cancel.communicate()
+                time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=LOADED_S)
+    if patient:
+        said, told = cancel.communicate(timeout=LOADED_S)
+        assert cancel.returncode == 0 and "Traceback" not in told, said + told
+    assert proc.returncode == 1 and "Traceback" not in err, out + err
+    assert out.count("cancelled by `sweepgen cancel` while queued") == len(RUNS), out + err
+    _gone_from_queue("ws")
+    assert not any(_starts(cwd / "runs/ws" / n) for n in RUNS)
+    assert {r["state"] for r in status_json("generated/ws").values()} == {"NOT STARTED"}
+    again = cli("run", "generated/ws", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code in (0, 1), again.output
+    _finished_once(cwd, "ws")

@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ from search_support import sweepgen
 
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, read_status, write_status
+from sweepgen.run.core.stopping.stop_request import CANCELLED_BY_COMMAND
 from sweepgen.run.sweep.status import collect
 from sweepgen.run.sweep.watch import locate
 
@@ -101,26 +103,41 @@ def _shown(root: Path) -> dict:
     return row
 
 
-@pytest.mark.parametrize("before", ["never-started", "failed"])
+@pytest.mark.parametrize("before", ["never-started", "failed", "cancelled"])
 def test_a_run_whose_lock_holder_dies_unstarted_is_started_once_by_the_run_waiting_for_it(tmp_path, before):
+    """A failed or cancelled run (an earlier attempt's end on record, its recorder gone) is waited
+    for by `--rerun-failed` while its lock is held (a stopped `run` that has not read the end yet,
+    one starting it again), and said to be what it is: before, "running: another process holds its
+    lock" and "r0: running" for a run a `cancel` had ended."""
     make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
     command = _command(tmp_path)
     run = tmp_path / "runs" / "fake" / "r0"
-    if before == "failed":  # an earlier attempt failed: only --rerun-failed starts it again
+    if before != "never-started":  # an earlier attempt failed: only --rerun-failed starts it again
         _fail_once(tmp_path)
+    if before == "cancelled":  # as `cancel` leaves it
+        failed = read_status(run)
+        write_status(
+            run, replace(failed, state=RunState.CANCELLED, reason=CANCELLED_BY_COMMAND, exit_code=None)
+        )
     holder = _hold_lock(run)
-    args = ["--rerun-failed"] if before == "failed" else []
+    args = ["--rerun-failed"] if before != "never-started" else []
     waiting = _sweepgen(tmp_path, "run", "generated/fake", "--command", command, *args)
     seen = read_until(waiting, "waiting for 1 run(s)")  # it planned the run and follows its holder
+    if before != "never-started":
+        said = read_until(waiting, "lets it go unstarted")
+        assert "running" not in seen + said and "ended on record" in seen, seen + said
+        assert f"r0: {before}: " in said, said
     holder.send_signal(signal.SIGKILL)  # the holder dies before it started anything
     holder.communicate()
     out, err = waiting.communicate(timeout=LOADED_S)
     assert waiting.returncode == 0 and "Traceback" not in err, out + seen + err
     assert "r0: finished" in out, out
+    if before != "never-started":  # running once: as started here, never while its lock was held
+        assert out.count("r0: running") == 1, out
     assert _starts(run) == 1
     status = read_status(run)
     assert status is not None and status.state is RunState.FINISHED, status
-    assert status.attempt == (2 if before == "failed" else 1), status
+    assert status.attempt == (1 if before == "never-started" else 2), status
     assert _shown(tmp_path)["state"] == "FINISHED"
 
 

@@ -436,9 +436,9 @@ def _not_finished(
     is_alive: Callable[[RunStatus], bool],
 ) -> Decision:
     """The decision for a run not finished: held elsewhere, new, running, or ended otherwise."""
-    if runlock.is_held(task.run_dir) and not _ended_not_retried(state, status, rerun_failed, is_alive):
+    if runlock.is_held(task.run_dir) and not (ended_on_record(state, status, is_alive) and not rerun_failed):
         # whatever its status file says: a live process holds the run (another `sweepgen run`)
-        return Decision(task, False, RunState.SKIPPED, "running: another process holds its lock", status)
+        return Decision(task, False, RunState.SKIPPED, _held_reason(state, status, is_alive), status)
     if state is None or state is RunState.PENDING:
         return Decision(task, True, RunState.PENDING, "not started yet", status)
     if state is RunState.RUNNING:
@@ -465,18 +465,36 @@ def _finished(task: RunTask, status: RunStatus | None) -> Decision:
     return Decision(task, False, RunState.FINISHED, f"finished ({proof})", status)
 
 
-def _ended_not_retried(
-    state: RunState | None,
-    status: RunStatus | None,
-    rerun_failed: bool,
-    is_alive: Callable[[RunStatus], bool],
+def ended_on_record(
+    state: RunState | None, status: RunStatus | None, is_alive: Callable[[RunStatus], bool]
 ) -> bool:
-    """A failed or cancelled run whose end is on record, its recorder gone, that this plan does not
-    start again: the lock still held is only the copy of the `sweepgen run` that started it, let go
-    once that `run` reads the end (held until it goes on where it was stopped, SIGSTOP). Before, a
-    second `run` showed such a run running and waited for the stopped one to go on."""
+    """A failed or cancelled run whose end is on record, its recorder gone: a lock still held on it
+    is the copy of the `sweepgen run` that started it, let go once that `run` reads the end (held
+    until it goes on where it was stopped, SIGSTOP), or another process's starting it again. A plain
+    `run` answers such a run from its record at once (before, it showed the run running and waited
+    for the stopped `run` to go on); `--rerun-failed` waits for the lock, saying why (HELD_ENDED)."""
     ended = status is not None and status.state in RETRYABLE and state in RETRYABLE
-    return ended and not rerun_failed and status is not None and not is_alive(status)
+    return ended and status is not None and not is_alive(status)
+
+
+# why a run ended on record is waited for: its lock is still held (ended_on_record)
+HELD_ENDED = (
+    "its end is on record, but another process still holds its lock (the `sweepgen run` that "
+    "started it, stopped or not yet gone on, or another one starting it again): started here once "
+    "that process lets it go unstarted"
+)
+
+
+def _held_reason(
+    state: RunState | None, status: RunStatus | None, is_alive: Callable[[RunStatus], bool]
+) -> str:
+    """Why a run whose lock another process holds is not started now: running there, or ended on
+    record (its state and reason said; before, a cancelled run was said to be running)."""
+    if not ended_on_record(state, status, is_alive):
+        return "running: another process holds its lock"
+    assert status is not None and state is not None  # ended_on_record says so
+    said = f"{state.value}: {status.reason}" if status.reason else state.value
+    return f"{said}; {HELD_ENDED}"
 
 
 def _retry(

@@ -709,7 +709,8 @@ class LocalExecutor(Executor):
                 self._recorded_in_spare(child)
             return recorded
         if code == DROPPED_UNSTARTED and not _written_by(recorded, child):
-            return self._dropped()  # asked by `cancel` as it started: never started, nothing written
+            # asked by `cancel` as it started: never started, nothing written; said as who asked it
+            return self._dropped(self._cancel_asked(child.task) or queue_cancel.DROPPED)
         if code == NOT_STARTED and not _written_by(recorded, child):
             # its supervisor could not record the start, so it started nothing: pending, as on disk
             self.faults.append(

@@ -83,6 +83,13 @@ MARK = "SWEEPGEN_SUPERVISOR"
 DROPPED_UNSTARTED = 79
 # the reason of a run a `sweepgen cancel` dropped once its start was on record: never started
 DROPPED = f"not started: cancelled by `sweepgen cancel` as its start was under way; {advice.START.grid}"
+# the same, asked by `sweepgen cancel --only RUN` (that run alone), as queue_cancel.DROPPED_ALONE
+DROPPED_ALONE = (
+    "not started: cancelled by `sweepgen cancel` (--only: this run alone) as its start was under way; "
+    f"{advice.START.grid}"
+)
+# the reason a drop read once `running` is on record is recorded with, by who asked it
+_RECORDED_DROP = {queue_cancel.DROPPED: DROPPED, queue_cancel.DROPPED_ALONE: DROPPED_ALONE}
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
 
@@ -285,8 +292,9 @@ def supervise(job: dict[str, Any], argv: list[str], lock_fd: int | None = None) 
     # lost or handled by the wrong handler before this point; a pending one is handled now
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     pgroup.become_subreaper()
-    if _cancelled_while_starting(run_dir, job.get("started_s")):  # nothing written: as it was
-        _say(f"sweepgen: {queue_cancel.DROPPED}")
+    dropped = _cancelled_while_starting(run_dir, job.get("started_s"))
+    if dropped is not None:  # nothing written: as it was
+        _say(f"sweepgen: {dropped}")
         return DROPPED_UNSTARTED
     status = _starting(job["status"], stops)
     try:
@@ -390,24 +398,26 @@ def _ended_before_trainer(
     run_dir = Path(job["run_dir"])
     if stops.signal is not None:
         reason, _ = _asked(run_dir, 0, stops)
-    elif _cancelled_while_starting(run_dir, job.get("started_s")):
-        reason = DROPPED
     else:
-        return None
+        dropped = _cancelled_while_starting(run_dir, job.get("started_s"))
+        if dropped is None:
+            return None
+        reason = _RECORDED_DROP[dropped]
     ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": reason}
     return _record_end(run_dir, ended, spare)
 
 
-def _cancelled_while_starting(run_dir: Path, started_s: object) -> bool:
-    """Whether a `sweepgen cancel` asked since its `sweepgen run` started (``started_s``, on the
-    boot clock) to drop this run (queue_cancel.py). Read once `running` is on record: a `cancel`
+def _cancelled_while_starting(run_dir: Path, started_s: object) -> str | None:
+    """The drop's reason (queue_cancel's: a whole cancel's or `--only`'s) where a `sweepgen cancel`
+    asked since its `sweepgen run` started (``started_s``, on the boot clock) to drop this run
+    (queue_cancel.py); None where none did. Read once `running` is on record: a `cancel`
     that looked before that, and found the run's start under way, wrote its request first, so it
     is read here; one that looks after sees the run running and stops it. However long the `run`
     was held up before handing the run over (SIGSTOP, a loaded machine: `cancel` stops waiting for
     the start after a while and says the run is dropped), its trainer is never started then."""
     if isinstance(started_s, bool) or not isinstance(started_s, (int, float)):
-        return False  # a `run` that hears no request (a search's controller)
-    return run_dir.name in queue_cancel.asked_since(run_dir.parent, float(started_s))
+        return None  # a `run` that hears no request (a search's controller)
+    return queue_cancel.asked_since(run_dir.parent, float(started_s)).get(run_dir.name)
 
 
 def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | None) -> str | None:

@@ -65,7 +65,7 @@ from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.slurm import launch, ownership, ranks
 from sweepgen.run.slurm import node_tasks as task_files
 from sweepgen.run.slurm import query as slurm_query
-from sweepgen.run.slurm.journal import JOURNAL, read_journal, submitted_as
+from sweepgen.run.slurm.journal import JOURNAL, SUBMIT_LOCK, SubmitLockBusy, read_journal, submitted_as
 from sweepgen.run.slurm.journal import submission_lock as _submission_lock
 from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm.task import NodeTask, run_on_node
@@ -74,6 +74,9 @@ SLURM_DIR = filenames.SLURM_DIR  # in the sweep's runs root: submitit's files an
 POLL_MIN_INTERVAL_S = 2.0  # squeue/sacct at most this often, however fast the display polls
 MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) before --wait gives up
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
+# how long `cancel` waits for a submission under way (its `run` may be stopped, SIGSTOP: that `run`
+# reads the cancel's request again before it releases its array, _drop_asked_meanwhile)
+SETTLE_WAIT_S = 30.0
 _ALIVE_CACHE: dict[
     str, tuple[float, dict[str, slurm_query.JobInfo]]
 ] = {}  # array id -> (when, squeue's view of its tasks)
@@ -232,8 +235,11 @@ class SlurmExecutor(Executor):
                 f"{root} holds Slurm submissions, but squeue is not on PATH here: an array a killed "
                 "`sweepgen run` submitted without recording it cannot be looked for"
             ]
-        with _submission_lock(root):
-            return _cancel_lost(root, tasks)
+        try:
+            with _submission_lock(root, SETTLE_WAIT_S):
+                return _cancel_lost(root, tasks)
+        except SubmitLockBusy:
+            return [_busy_submission(root)]
 
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
@@ -356,7 +362,8 @@ class SlurmExecutor(Executor):
         array_id = job_ids[0].split("_", 1)[0]
         try:
             self._record(tasks, submitted, job_ids, array_id, cwd, tasks_file.name)
-            slurm_query.release(array_id)
+            if self._drop_asked_meanwhile(tasks, job_ids, previous_of):
+                slurm_query.release(array_id)
         except BaseException as err:
             slurm_query.scancel([array_id])  # never leave a held array nobody knows about
             task_files.remove(self.root, tasks_file.name)  # its held jobs never start to read it
@@ -365,6 +372,27 @@ class SlurmExecutor(Executor):
                 raise
             raise told from err
         self.notes.extend(_mark_released(self.root, array_id))
+
+    def _drop_asked_meanwhile(
+        self, tasks: Sequence[RunTask], job_ids: Sequence[str], previous_of: Mapping[str, RunStatus | None]
+    ) -> bool:
+        """The runs a `sweepgen cancel` asked to drop while this submission was under way (this
+        `run` held up, SIGSTOP, between its re-check and the release: that `cancel` waits for the
+        submission lock this `run` holds): their held jobs cancelled before the array is released,
+        never started, their status files put back as they were. Whether any job is left to release.
+        Before, the array was released and those runs started as the cancel waited."""
+        asked = [(task, job_id, self._cancel_asked(task)) for task, job_id in zip(tasks, job_ids)]
+        dropped = [(task, job_id, why) for task, job_id, why in asked if why is not None]
+        slurm_query.scancel([job_id for _, job_id, _ in dropped])
+        for task, _, why in dropped:
+            self._drop_unreleased(task, previous_of[task.name], why)
+        return len(dropped) < len(tasks)
+
+    def _drop_unreleased(self, task: RunTask, previous: RunStatus | None, reason: str) -> None:
+        """A run whose held job was cancelled before its release: as it was, shown dropped."""
+        self._tasks.pop(task.name, None)
+        _restore_status(task.run_dir, previous)
+        self._status[task.name] = RunStatus(RunState.CANCELLED, self.name, reason=reason)
 
     def _forget(self, tasks: Sequence[RunTask], previous_of: Mapping[str, RunStatus | None]) -> list[str]:
         """After a cancelled submission none of its runs ever ran: their status files are put back as
@@ -1210,6 +1238,17 @@ def _first_line(err: BaseException) -> str:
 def _settled(status: RunStatus) -> bool:
     """Nothing more will happen to it in this invocation: it ended, or it was never submitted."""
     return status.state in TERMINAL or status.state is RunState.SKIPPED
+
+
+def _busy_submission(root: Path) -> str:
+    """`cancel`'s word on a submission lock held past SETTLE_WAIT_S (before, it waited up to ten
+    minutes without a word behind a stopped `run`, then failed)."""
+    return (
+        f"a `sweepgen run` has held this sweep's submission lock ({root / SUBMIT_LOCK}) for "
+        f"{SETTLE_WAIT_S:g} s (stopped? SIGSTOP or Ctrl-Z): it reads this cancel's request before it "
+        "releases what it submits, and drops them (runs it released already are cancelled here "
+        "as any); not waited for further"
+    )
 
 
 def _restore_status(run_dir: Path, previous: RunStatus | None) -> None:

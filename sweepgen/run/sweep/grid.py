@@ -28,6 +28,7 @@ from sweepgen.compile.run_api import LOCK_NAME, Lock, placed
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import boot_clock, runlock
 from sweepgen.run.core.base import (
+    HELD_ENDED,
     LOG_FILE,
     LOST,
     RETRYABLE,
@@ -39,6 +40,7 @@ from sweepgen.run.core.base import (
     RunStatus,
     RunTask,
     effective_state,
+    ended_on_record,
     plan,
     read_status,
     unchanged_since,
@@ -77,6 +79,8 @@ INTERRUPTED = 130
 # a run followed elsewhere whose lock was let go without it being started (its status is the one
 # planned): this `run` plans it again
 LET_GO = "not started: whoever held its lock let it go without starting it"
+# a run followed whose end is on record while another process still holds its lock (ended_on_record)
+HELD_AFTER_END = "ended (on record); waiting for the process still holding its lock to let it go"
 
 
 @dataclass(frozen=True)
@@ -378,14 +382,21 @@ def _wait_elsewhere(
 
 
 def _say_waiting(elsewhere: Sequence[Decision], display: Display) -> None:
-    display.note(
-        f"waiting for {len(elsewhere)} run(s) another `sweepgen run` is running: "
-        + ", ".join(d.task.name for d in elsewhere)
-    )
-    for d in elsewhere:  # what is known of a run nobody records (its supervisor died), and what to do
+    ended = [d for d in elsewhere if d.reason.endswith(HELD_ENDED)]  # (--rerun-failed's)
+    running = [d for d in elsewhere if d not in ended]
+    _say_held(running, "run(s) another `sweepgen run` is running", display)
+    _say_held(ended, "run(s) ended on record whose lock another process still holds", display)
+    for d in ended:
+        display.note(f"  {d.task.name}: {d.reason}")
+    for d in running:  # what is known of a run nobody records (its supervisor died), and what to do
         note = running_note(d.previous) if d.previous is not None else None
         if note is not None:
             display.note(f"  {d.task.name}: {note}")
+
+
+def _say_held(decisions: Sequence[Decision], what: str, display: Display) -> None:
+    if decisions:
+        display.note(f"waiting for {len(decisions)} {what}: " + ", ".join(d.task.name for d in decisions))
 
 
 def _gpu_options(opts: RunOptions, executor: str) -> tuple[tuple[str, ...], int]:
@@ -485,6 +496,9 @@ def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> Run
     state, reason = effective_state(run_dir, status, is_alive)
     executor = status.executor if status is not None else "local"
     if runlock.is_held(run_dir) and state not in (RunState.FINISHED,):
+        if ended_on_record(state, status, is_alive):  # not running: its lock's holder has not let go
+            assert status is not None  # ended_on_record says so
+            return replace(status, state=RunState.PENDING, reason=HELD_AFTER_END)
         return replace(status, state=RunState.RUNNING) if status else RunStatus(RunState.RUNNING, executor)
     if _let_go(d, status, state, is_alive):
         return RunStatus(RunState.PENDING, executor, reason=LET_GO)

@@ -78,14 +78,17 @@ class CancelOutcome:
     held_starting: list[str] = field(default_factory=list)
     # ... a search's controller hears no such request: not cancelled (exit 1)
     held_unheard: list[str] = field(default_factory=list)
+    # live runs started again (another attempt, by another `sweepgen run`) after this `cancel` looked
+    # at them and before it stopped them (it was stopped, SIGSTOP, meanwhile): not stopped (exit 1)
+    restarted: list[RunView] = field(default_factory=list)
 
     @property
     def nothing_live(self) -> bool:
-        return not self.cancelled and not self.elsewhere and not self.ended
+        return not self.cancelled and not self.elsewhere and not self.ended and not self.restarted
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.elsewhere or self.queued_unasked or self.held_unheard else 0
+        return 1 if self.elsewhere or self.restarted or self.queued_unasked or self.held_unheard else 0
 
 
 def locate(sweep_dir: Path, only: Sequence[str]) -> Located:
@@ -233,9 +236,9 @@ def cancel(
             held_unheard=unheard,
         )
     views = _as_searched(collect(located.tasks), search is not None)
-    asked = {task.name for runs in by_executor.values() for task, _ in runs}
-    elsewhere, ended = _not_cancelled(views, asked, unreachable)
-    cancelled = len(asked) - len(elsewhere) - len(ended)
+    looked = {task.name: status for runs in by_executor.values() for task, status in runs}
+    elsewhere, restarted, ended = _not_cancelled(views, looked, unreachable)
+    cancelled = len(looked) - len(elsewhere) - len(ended) - len(restarted)
     resume = _resume_line(sweep_dir, by_executor, searched=search is not None, only=only)
     return CancelOutcome(
         views,
@@ -249,7 +252,20 @@ def cancel(
         queued_unasked=unasked,
         held_starting=dropped,
         held_unheard=unheard,
+        restarted=restarted,
     )
+
+
+def _started_again(view: RunView, looked: RunStatus) -> bool:
+    """A run not reached by the stop asked of the attempt ``looked`` at, that runs now as another
+    attempt (another supervisor, another job): started again after the look, by another `sweepgen
+    run` (this `cancel` stopped meanwhile). Before, it was said to run on another machine."""
+    return view.status is not None and _attempt(view.status) != _attempt(looked)
+
+
+def _attempt(status: RunStatus) -> tuple[object, ...]:
+    """What tells one attempt of a run from another: its number, supervisor and job."""
+    return (status.attempt, status.ids.get("pid"), status.ids.get("job_id"))
 
 
 def _say_nothing(line: str) -> None:
@@ -310,13 +326,20 @@ def _finished_on_file(task: RunTask) -> bool:
 
 
 def _not_cancelled(
-    views: list[RunView], asked: set[str], unreachable: set[str]
-) -> tuple[list[RunView], list[RunView]]:
-    """Of the runs asked to stop: those no executor could reach from here (still live), and those
-    that ended by themselves meanwhile."""
-    elsewhere = [v for v in views if v.task.name in unreachable and v.live]
-    ended = [v for v in views if v.task.name in asked and _ended_by_itself(v, v.task.name in unreachable)]
-    return elsewhere, ended
+    views: list[RunView], looked: Mapping[str, RunStatus], unreachable: set[str]
+) -> tuple[list[RunView], list[RunView], list[RunView]]:
+    """Of the runs asked to stop (each with the status it was asked by): those no executor could
+    reach from here (still live), those started again since (_started_again), and those that ended
+    by themselves meanwhile."""
+    live = [v for v in views if v.task.name in unreachable and v.live]
+    ended = [v for v in views if v.task.name in looked and _ended_by_itself(v, v.task.name in unreachable)]
+    return (*_apart(live, lambda v: not _started_again(v, looked[v.task.name])), ended)
+
+
+def _apart(views: list[RunView], keep: Callable[[RunView], bool]) -> tuple[list[RunView], list[RunView]]:
+    """``views`` that ``keep`` keeps, and the others."""
+    kept = [v for v in views if keep(v)]
+    return kept, [v for v in views if v not in kept]
 
 
 def _ended_by_itself(view: RunView, unreached: bool) -> bool:
