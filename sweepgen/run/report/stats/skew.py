@@ -11,8 +11,8 @@ rejects, a sentence says the mean intervals may cover less than 95% and what to 
 too few runs to test, nothing is said by the report (docs/RUN.md says it of every t interval).
 
 Measured (benchmarks/bench_stats_round17.py --part skew): on normal runs it speaks in under 1% of
-reports; on the lognormal metric in 19% of reports of 2 groups x 5 seeds, 58% of 5 x 5, 90% of 10 x 5
-(at 3 seeds: 0%, 3%, 32%). The mean intervals are what undercovers: the Welch intervals of the
+reports; on the lognormal metric in 20% of reports of 2 groups x 5 seeds, 62% of 5 x 5, 88% of 10 x 5
+(at 3 seeds: 0%, 4%, 34%). The mean intervals are what undercovers: the Welch intervals of the
 difference of two arms of one lognormal metric covered 98-100% at 3-5 seeds.
 """
 
