@@ -512,3 +512,14 @@ def test_groups_of_equal_mean_tie_whatever_their_seed_counts():
     statistics = stats.compare(groups, baseline=None, mode="max")
     assert [g.mean for g in statistics.groups][:3] == [0.95, 0.95, 0.95]
     assert tied_best(statistics) == ["three", "five", "pair"]
+
+
+def test_the_pages_forest_says_the_bootstraps_own_minimum():
+    # the page's hover text on an interval-less row said "a bootstrap with under 3 runs" once the
+    # bootstrap was refused below 20: it names MIN_RUNS as the report applies it
+    from pathlib import Path
+
+    import sweepgen.run.report as report_package
+
+    script = (Path(report_package.__file__).parent / "page.js").read_text()
+    assert f"a bootstrap with under {bootstrap.MIN_RUNS} runs in a group" in script
