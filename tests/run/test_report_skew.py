@@ -82,3 +82,13 @@ def test_the_report_says_it_beside_the_table_and_in_statistics_json(cli_cwd):
     assert "the runs' seed noise is skewed to the right (rare high values): the 36 runs' deviations" in said
     body = json.loads(CliRunner().invoke(main, [*args, "--no-plot", "--format", "json"]).stdout)
     assert any("seed noise is skewed" in n for n in body["notes"])
+
+
+def test_a_left_skew_is_not_told_to_take_the_log():
+    # a log stretches a left tail (an accuracy near its cap with rare low seeds) further
+    low_tail = {f"g{i}": [0.99, 0.98, 0.99, 0.985, 0.6 - i / 100] for i in range(6)}
+    (words,) = skew.sentence(low_tail)
+    assert "skewed to the left (rare low values)" in words
+    assert words.endswith("Run more seeds") and "its log" not in words
+    (right,) = skew.sentence({g: [-v for v in runs] for g, runs in low_tail.items()})
+    assert right.endswith("Compare a transformed metric (its log) or run more seeds")

@@ -61,10 +61,12 @@ def sentence(values: Mapping[str, Sequence[float]]) -> list[str]:
         return []
     skewness, p, count = found
     side = "right (rare high values)" if skewness > 0 else "left (rare low values)"
+    # a log pulls in a right tail; a left one (an accuracy near its cap) it stretches further
+    remedy = "Compare a transformed metric (its log) or run more seeds" if skewness > 0 else "Run more seeds"
     return [
         f"the runs' seed noise is skewed to the {side}: the {count} runs' deviations from their "
         f"group means have skewness {skewness:+.2f} (D'Agostino's test, p {p:.2g}); a group mean's 95% "
         "t interval assumes roughly symmetric noise and may cover less (about 83% on a lognormal "
         "metric at 3-5 seeds, benchmarks/RESULTS.md; the difference intervals of two arms of that metric "
-        "held theirs). Compare a transformed metric (its log) or run more seeds"
+        f"held theirs). {remedy}"
     ]
