@@ -341,3 +341,69 @@ def test_the_looks_level_simulates_the_looks_holm_step_down_not_bonferroni():
         out = sq.simulate(values, "base", schedule)
         assert [out.seeds[f"a{k}"] for k in range(3)] == stops[:, d].tolist()
     assert stops[:, 139].tolist() == [4, 4, 4]
+
+
+# the crossing's fields a sweepgen before the look's reasons read: it built a Crossing from every key,
+# so any other key made the whole record "damaged" (TypeError: unexpected keyword argument)
+_FIELDS_BEFORE_REASONS = {"name", "n_arm", "n_base", "diff", "p", "boundary", "verdict", "low", "high"}
+
+
+def test_a_look_record_with_a_reason_stays_readable_by_an_older_sweepgen(tmp_path):
+    # run --until-decided keeps an untested comparison's reason (runs trained to different last
+    # steps); written inside the crossing, the record read as damaged to the sweepgen before, which
+    # then refused to resume or report it: the reasons now sit beside the crossings, where an older
+    # reader ignores them, and this one reads them back
+    import json
+
+    from sweepgen.compile.run_api import DECIDE_STATE_NAME
+    from sweepgen.run.report.stats.sequential_record import Look, Rule, read_state, write_state
+
+    why = "the runs of these two groups logged `eval_acc` to different last steps (1, 2)"
+    crossings = (
+        sq.Crossing("good", 2, 2, 0.1, None, 0.025, sq.OPEN, reason=why),
+        sq.Crossing("same", 2, 2, 0.0, 0.9, 0.05, sq.OPEN, -1.0, 1.0),
+    )
+    rule = Rule("base", "eval_acc", "final", "max", 2, 4, "obf")
+    write_state(tmp_path, rule, [Look(2, 0.05, crossings)])
+    data = json.loads((tmp_path / DECIDE_STATE_NAME).read_text())
+    assert data["version"] == 1
+    for look in data["looks"]:
+        for c in look["crossings"]:
+            assert set(c) <= _FIELDS_BEFORE_REASONS, c  # an older reader's Crossing(**c) takes it
+    assert read_state(tmp_path) == (rule, [Look(2, 0.05, crossings)])
+
+
+def test_a_look_record_with_the_reason_in_its_crossing_is_still_read(tmp_path):
+    # records written while the reason sat in the crossing (before this format) keep their reason
+    import json
+
+    from sweepgen.compile.run_api import DECIDE_STATE_NAME
+    from sweepgen.run.report.stats.sequential_record import read_state
+
+    crossing = {"name": "good", "n_arm": 2, "n_base": 2, "diff": 0.1, "p": None, "boundary": 0.025}
+    crossing |= {"verdict": "open", "low": None, "high": None, "reason": "why"}
+    record = {"version": 1, "rule": {"baseline": "base"}, "looks": [{"seeds": 2, "alpha": 0.05}]}
+    record["looks"][0]["crossings"] = [crossing]
+    (tmp_path / DECIDE_STATE_NAME).write_text(json.dumps(record))
+    (look,) = read_state(tmp_path)[1]
+    assert look.crossings[0].reason == "why"
+
+
+@pytest.mark.parametrize(
+    ("version", "reasons", "said"),
+    [(2, None, r"written by a newer sweepgen \(record version 2"), (1, {"gone": "why"}, "damaged")],
+)
+def test_a_newer_look_record_or_a_stray_reason_is_refused_by_name(tmp_path, version, reasons, said):
+    import json
+
+    from sweepgen.compile.run_api import DECIDE_STATE_NAME
+    from sweepgen.run.report.stats.sequential_record import read_state
+
+    look: dict = {"seeds": 2, "alpha": 0.05, "crossings": []}
+    if reasons is not None:
+        look["reasons"] = reasons
+    record = {"version": version, "rule": {"baseline": "base"}, "looks": [look]}
+    (tmp_path / DECIDE_STATE_NAME).write_text(json.dumps(record))
+    with pytest.raises(UserError, match=said) as err:
+        read_state(tmp_path)
+    assert err.value.location is not None and DECIDE_STATE_NAME in str(err.value.location)

@@ -422,10 +422,42 @@ def test_an_arm_whose_runs_trained_to_another_step_is_not_decided_by_a_look(arms
     state = json.loads((arms / "generated/arms" / DECIDE_STATE_NAME).read_text())
     good = [c for x in state["looks"] for c in x["crossings"] if c["name"] == "good"]
     assert [(c["verdict"], c["p"]) for c in good] == [("open", None), ("open", None)]
-    assert "different last steps (1, 2)" in good[-1]["reason"]
+    assert "different last steps (1, 2)" in state["looks"][-1]["reasons"]["good"]  # beside, not in, it
     # the report's lines of the recorded test say it too, beside its own "cannot decide"
     report = CliRunner().invoke(
         main, ["report", "generated/arms", "--no-plot", "--metric", "eval_acc", "--compare", "base"]
     )
     assert report.exit_code == 0, report.output
     assert "good: cannot decide at look 2 of 2 (4 seeds per group)" in " ".join(report.output.split())
+
+
+def test_the_looks_at_last_k_test_the_mean_of_each_runs_last_k_values(arms):
+    # --at last:K through the looks: each run's value is the mean of its last K logged values, the
+    # same value `report --at last:K` compares; here a run's step 1 is 2 x acc - 0.5 and its step 2
+    # acc, so at last:2 every difference is 1.5 x the final one
+    two_steps = TRAINER.replace(
+        '(out / "metrics.jsonl").write_text(json.dumps({"step": 1, "eval_acc": acc, '
+        '"eval_loss": 1 - acc}) + "\\n")',
+        'rows = [{"step": 1, "eval_acc": 2 * acc - 0.5}, {"step": 2, "eval_acc": acc}]\n'
+        '(out / "metrics.jsonl").write_text("".join(json.dumps(r) + "\\n" for r in rows))',
+    )
+    assert two_steps != TRAINER
+    (arms / "trainer.py").write_text(two_steps)
+    result = run(*FIRST, "--at", "last:2", "--max-seeds", "2")
+    assert result.exit_code == 0, result.output
+    state = json.loads((arms / "generated/arms" / DECIDE_STATE_NAME).read_text())
+    assert state["rule"]["at"] == "last:2"
+    (look,) = state["looks"]
+    noise = [0.01, -0.02]
+    final = {lvl: sum(lvl + n for n in noise) / 2 for lvl in (0.5, 0.9, 0.51)}
+    diffs = {c["name"]: c["diff"] for c in look["crossings"]}
+    assert diffs["good"] == pytest.approx(1.5 * (final[0.9] - final[0.5]))
+    assert diffs["same"] == pytest.approx(1.5 * (final[0.51] - final[0.5]))
+    # the report of the same value shows the looks; of the final value, says they compared last:2
+    args = ["report", "generated/arms", "--no-plot", "--metric", "eval_acc", "--compare", "base"]
+    same = " ".join(CliRunner().invoke(main, [*args, "--at", "last:2"]).output.split())
+    assert "the verdicts are the sequential test's (run --until-decided)" in same
+    assert "note: sequential test (run --until-decided, obf alpha-spending" in same
+    other = " ".join(CliRunner().invoke(main, args).output.split())
+    assert "comparing eval_acc (last:2, max is better) against base" in other
+    assert "the verdicts are the sequential test's" not in other

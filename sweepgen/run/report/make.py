@@ -38,6 +38,7 @@ from sweepgen.run.report.stats import (
     outliers,
     sequential_record,
     sequential_table,
+    skew,
     winner,
 )
 from sweepgen.run.report.stats import importance as report_importance
@@ -99,6 +100,7 @@ class Outcome:
     # steps): warnings in the terminal and on the page, and statistics.json's notes, read alone
     of_values: list[str] = field(default_factory=list)
     chosen: str | None = None  # Request.chosen: the metric and direction sweepgen chose, and why
+    skewed: list[str] = field(default_factory=list)  # skew.sentence: seed noise too skewed for t
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
@@ -126,6 +128,7 @@ class Outcome:
             *far,
             *self.unpaired,
             *self.items,
+            *self.skewed,
             *self.winner,
             *joint.sentence(self.statistics),
             *joint.family(self.statistics, self._compared_words()),
@@ -199,6 +202,7 @@ def _add_caveats(
     k = rep.last_k(report.objective.at)
     scored = values if k is None else _each_logged(report, runs, k)
     outcome.items = eval_items.sentence(report.objective.metric, scored, statistics.methods.bounds)
+    outcome.skewed = skew.sentence(values)
     outcome.after_looks = after_looks
 
 

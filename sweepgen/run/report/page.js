@@ -175,7 +175,7 @@
       marker: { size: 9, color: rows.map((r) => VERDICT_COLOR[r.verdict] || "#1f5fbf") },
       error_x: { type: "data", symmetric: false, array: rows.map((r) => (r.high === null ? 0 : r.high - r.value)),
         arrayminus: rows.map((r) => (r.low === null ? 0 : r.value - r.low)), thickness: 1.5, width: 4 },
-      text: rows.map((r) => r.low === null ? "no interval (one run, every run the same value, or a bootstrap with under 3 runs or a tied group: see the note)" : "[" + fmt(r.low) + ", " + fmt(r.high) + "]" +
+      text: rows.map((r) => r.low === null ? "no interval (one run, every run the same value, or a bootstrap with under 20 runs in a group or a tied group: see the note)" : "[" + fmt(r.low) + ", " + fmt(r.high) + "]" +
         (r.level ? " at " + (100 * r.level).toFixed(2) + "%" : "")),
       hovertemplate: "%{y}<br>%{x}<br>%{text}<extra></extra>",
     };

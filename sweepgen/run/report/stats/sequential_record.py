@@ -23,7 +23,12 @@ from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import write_json_atomic
 from sweepgen.run.report.stats import sequential
 
+# the record's format; a reader refuses a higher one by name (written by a newer sweepgen), and a field
+# added within a version is where a reader of that version ignores it: a crossing's ``reason`` is kept
+# beside the look's crossings (``REASONS``), never in them, for sweepgen before it built a crossing from
+# every key and called a record with one damaged
 STATE_VERSION = 1
+REASONS = "reasons"  # per look: the name of each open comparison the look could not test -> why
 
 
 @dataclass(frozen=True)
@@ -115,14 +120,8 @@ def read_state(sweep_dir: Path) -> tuple[Rule | None, list[Look]]:
     try:
         data = jsonfloat.untagged(json.loads(raw.decode("utf-8"), parse_int=runfiles.bounded_int))
         rule = Rule(**{f.name: data["rule"].get(f.name) for f in fields(Rule)})
-        looks = [
-            Look(
-                int(x["seeds"]),
-                float(x["alpha"]),
-                tuple(_crossing(c) for c in x["crossings"]),
-            )
-            for x in data["looks"]
-        ]
+        _check_version(path, data.get("version"))
+        looks = [_look(x) for x in data["looks"]]
         _check_types(rule)
     except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise UserError(
@@ -140,6 +139,37 @@ def _check_types(rule: Rule) -> None:
         wanted = int if f.name in ("per_round", "max_seeds") else str
         if value is not None and (type(value) is not wanted):
             raise TypeError(f"rule.{f.name} is {value!r}")
+
+
+def _check_version(path: Path, version: Any) -> None:
+    """A record of a newer format is not damaged: this sweepgen cannot read it, said so."""
+    if type(version) is not int:
+        raise TypeError(f"version is {version!r}")
+    if version > STATE_VERSION:
+        raise UserError(
+            f"{path} was written by a newer sweepgen (record version {version}; this one reads up to "
+            f"{STATE_VERSION})",
+            location=Location(str(path)),
+            hint="upgrade sweepgen to continue or report this sequential test",
+        )
+
+
+def _look(data: Any) -> Look:
+    """One recorded look; an untested comparison's reason is read from the look's ``REASONS`` (or, as
+    written between 2026-11-30 12:55 and this format, from the crossing itself)."""
+    reasons = data.get(REASONS, {})
+    if not isinstance(reasons, dict):
+        raise TypeError(f"{REASONS} is {reasons!r}")
+    crossings = []
+    for c in data["crossings"]:
+        if not isinstance(c, dict):
+            raise TypeError(f"crossing {c!r}")
+        name = c.get("name")
+        given = {"reason": reasons[name]} if isinstance(name, str) and name in reasons else {}
+        crossings.append(_crossing({**c, **given}))
+    if set(reasons) - {c.name for c in crossings}:
+        raise ValueError(f"{REASONS} names no crossing of its look: {sorted(set(reasons))!r}")
+    return Look(int(data["seeds"]), float(data["alpha"]), tuple(crossings))
 
 
 def _crossing(data: Any) -> sequential.Crossing:
@@ -166,11 +196,23 @@ def write_state(sweep_dir: Path, rule: Rule, looks: Sequence[Look]) -> None:
     data = {
         "version": STATE_VERSION,
         "rule": asdict(rule),
-        "looks": [
-            {"seeds": x.seeds, "alpha": x.alpha, "crossings": [asdict(c) for c in x.crossings]} for x in looks
-        ],
+        "looks": [_look_data(x) for x in looks],
     }
     write_json_atomic(sweep_dir / DECIDE_STATE_NAME, jsonfloat.tagged(data))
+
+
+def _look_data(look: Look) -> dict[str, Any]:
+    """A look as written: each crossing without its reason, the reasons beside them (``REASONS``)."""
+    crossings = []
+    for c in look.crossings:
+        data = asdict(c)
+        del data["reason"]
+        crossings.append(data)
+    out: dict[str, Any] = {"seeds": look.seeds, "alpha": look.alpha, "crossings": crossings}
+    reasons = {c.name: c.reason for c in look.crossings if c.reason is not None}
+    if reasons:
+        out[REASONS] = reasons
+    return out
 
 
 def report_lines(sweep_dir: Path, metric: str | None, at: str, mode: str, baseline: str | None) -> list[str]:

@@ -14,8 +14,9 @@ Pure: numbers in, numbers out. scipy (the `plot` extra, or the `qmc`/`dev` extra
 - the interval of a difference: Welch's at the calibrated level of its confidence level: the mean
   difference +- ``t.ppf(1 - a'/2, Welch–Satterthwaite df)`` x its standard error, a' the level at
   which Welch's test errs at most 1 - confidence at every ratio of spreads;
-- the percentile bootstrap (``--interval bootstrap``, sweepgen.run.report.stats.bootstrap), labelled with the
-  coverage it has at that n.
+- the percentile bootstrap (``--interval bootstrap``, sweepgen.run.report.stats.bootstrap), given only
+  from ``bootstrap.MIN_RUNS`` runs a group (below, its 95% covers 52-92%: no interval, said why) and
+  labelled with the coverage it has at that n.
 
 Interval and verdict agree by construction. Holm's step-down procedure tests the r-th smallest p
 (r = 0, 1, ...) at alpha / (m - r) while it rejects; each difference interval is drawn at exactly the
@@ -95,7 +96,7 @@ class GroupStats:
     sd: float | None  # None with one run
     low: float | None  # the mean's interval; None with one run
     high: float | None
-    interval: str  # "t" | "bootstrap (covers ~75% at n=3)" | "-" (one run)
+    interval: str  # "t" | "bootstrap (covers ~93% at n=20)" | bootstrap.TOO_FEW | "-" (one run)
 
 
 @dataclass(frozen=True)
