@@ -314,9 +314,12 @@ class _LauncherPython(str):
 
 def _as_written(name: str, words: list[Word]) -> str:
     """A launcher's key with its program as the script spells it: `/opt/venv/bin/torchrun` is
-    another install than the `torchrun` on PATH, so the two never read as one."""
+    another install than the `torchrun` on PATH, so the two never read as one; GNU time run by
+    its bare name is `time (GNU)`, never bash's keyword `time`."""
     written = _text(words[0])
-    return written if name == getopt_wrappers.GNU_TIME else written + name[len(os.path.basename(written)) :]
+    if name == getopt_wrappers.GNU_TIME:  # the program, never bash's keyword of the same name
+        return getopt_wrappers.GNU_TIME if written == "time" else written
+    return written + name[len(os.path.basename(written)) :]
 
 
 def _part(word: Word, value: str) -> Any:

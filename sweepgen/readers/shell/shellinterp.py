@@ -622,7 +622,8 @@ class Reader(Walk):
         self.shell_state(head, words, when, line)
         self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
-        launchers, inner = cmdline.split_launchers(identity_words, assigned=bool(prefix))
+        program_time = bool(prefix) or _time_program(node, words)  # `A=1 time`, `\\time`: no keyword
+        launchers, inner = cmdline.split_launchers(identity_words, assigned=program_time)
         if self.shell_c(inner, launchers, prefix, when, state, line):
             return
         name, arguments = cmdline.program(inner, launchers)
@@ -1393,6 +1394,21 @@ def _declared_word(text: str) -> str | None:
         # `declare -a "a=(1 2)"` is an array to bash, `declare "a=(1 2)"` a string: not told here
         return None if found[3].startswith("(") else found[1] + found[2] + shlex.quote(found[3])
     return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[-+][A-Za-z]+", text) else None
+
+
+def _time_program(node: Any, words: list[Field]) -> bool:
+    """Whether a command run as ``time`` is the program ``/usr/bin/time``, not bash's keyword: its
+    name not written as the bare word (``\\time``, ``"time"``, ``$T``: bash finds reserved words
+    before it expands or unquotes any), or the command not first in its pipeline (``a | time -v
+    b``: the keyword only starts a pipeline)."""
+    name = node.child_by_field_name("name")
+    if words[0].text != "time" or name is None:
+        return False
+    if name.text is None or name.text.decode() != "time":
+        return True
+    part = node.parent if node.parent is not None and node.parent.type == "redirected_statement" else node
+    pipeline = part.parent
+    return pipeline is not None and pipeline.type == "pipeline" and pipeline.named_children[0] != part
 
 
 def _is_shell(words: list[Any]) -> bool:
