@@ -180,8 +180,8 @@ def test_a_wrapper_word_not_known_is_not_taken_for_the_command():
 
 @pytest.mark.parametrize(
     "line",
-    ["chrt -p 10 1234", "sudo -l python t.py", "command -v python", "flock /tmp/l -c 'python t.py'",
-     "chrt --nonsense 1 python t.py", "runuser bob -c 'python t.py'", "runuser -u bob -c x python t.py",
+    ["chrt -p 10 1234", "sudo -l python t.py", "command -v python", "flock -c 'python t.py' /tmp/l",
+     "chrt --nonsense 1 python t.py", "runuser -u bob -c x python t.py",
      "runuser -u bob python t.py $ARGS", "doas -s python t.py"],
 )  # fmt: skip
 def test_a_wrapper_that_runs_no_command_is_not_peeled(line):

@@ -42,6 +42,7 @@ import re2
 
 from sweepgen.readers.align import ARGV_ORDER
 from sweepgen.readers.launch import (
+    code_wrappers,
     containers,
     envsplit,
     getopt_wrappers,
@@ -357,6 +358,17 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
         if name == "env" and text.partition("=")[0] in _SPLIT_FLAGS:
             break  # env runs the words `-S` splits, then the rest: `env -S "python t.py" --lr 1`
     return flags, i, None
+
+
+def code_wrapper(words: list[Word]) -> tuple[str, code_wrappers.Code] | None:
+    """``su -c CODE``, ``script -c``, ``flock FILE -c``, ``sg GROUP CODE``, ``watch CMD...``: the
+    wrapper's key (as the script spells it) and what it runs; None for any other line."""
+    if not words or isinstance(words[0], NotEvaluated):
+        return None
+    name = os.path.basename(words[0])
+    reading = code_wrappers.Reading(_text, _typed, _part, _not_evaluated)
+    found = code_wrappers.read(name, words, reading) if name in code_wrappers.NAMES else None
+    return None if found is None else (words[0], found)
 
 
 def _shell_option(word: Word) -> bool:

@@ -684,11 +684,31 @@ class Reader(Walk):
         `sh` (often dash) or another `bash` may read the same code otherwise."""
         found = cmdline.shell_command_string(inner) if _is_shell(inner) else None
         if found is None:
-            return False
+            return self.wrapped_code(inner, launchers, prefix, when, state, line)
         shell, (options, at) = inner[0], found
         code = inner[at]
         assert isinstance(code, str)  # shell_command_string checked it
         self.bash_c(code, inner[at + 1 :], {**launchers, shell: options}, prefix, when, state, line, shell)
+        return True
+
+    def wrapped_code(
+        self,
+        inner: list[Any],
+        launchers: dict[str, Any],
+        prefix: dict[str, Any],
+        when: list[str],
+        state: dict[str, Any],
+        line: int,
+    ) -> bool:
+        """`su -c CODE bob`, `script -qc CODE /dev/null`, `flock FILE -c CODE`, `sg GROUP CODE`,
+        `watch -n 5 python t.py`: the code read as `bash -c CODE` is, the wrapper under
+        `@launcher`; False for any other command."""
+        found = cmdline.code_wrapper(inner)
+        if found is None:
+            return False
+        key, run = found
+        key = key if key not in launchers else f"{key} #{len(launchers) + 1}"
+        self.bash_c(run.code, run.argv, {**launchers, key: run.flags}, prefix, when, state, line, key)
         return True
 
     def ran_as_code(
