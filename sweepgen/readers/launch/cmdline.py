@@ -42,6 +42,7 @@ import re2
 
 from sweepgen.readers.align import ARGV_ORDER
 from sweepgen.readers.launch import (
+    argparse_evidence,
     code_wrappers,
     containers,
     envsplit,
@@ -657,7 +658,7 @@ def parse_arguments(
     _note_override_order(out, overrides)
     _note_spread_place(out, overrides, spreads)
     _note_abbreviation_order(out, flags)
-    argv_order(out, program, flags)
+    argv_order(out, program, flags, where)
     return out, at
 
 
@@ -671,18 +672,21 @@ def _known_parser(program: str) -> bool:
     return program in _KNOWN_PARSERS or program.startswith(_KNOWN_PREFIXES)
 
 
-def argv_order(out: dict[str, Any], program: str | None, flags: list[str]) -> None:
+def argv_order(out: dict[str, Any], program: str | None, flags: list[str], where: str = "") -> None:
     """A script reading ``sys.argv`` sees its flags in the order given, so unless ``program`` is
     known to parse them with argparse, click or TrlParser, that order is kept, ``@argv order``
     (``--a, --b``: ``t.py --a 1 --b 2`` is not ``t.py --b 2 --a 1``; a diff compares the order of
     the flags both sides give, ``align.reconcile_argv_orders``, so an inserted flag is one change);
     for a known parser only a flag given after its negation, or the reverse (``--no_bf16 after
-    --bf16``: the last wins), and a flag after a spread that may hold it."""
+    --bf16``: the last wins), and a flag after a spread that may hold it. A program the script in
+    ``where`` runs whose own source shows it reads its flags with argparse alone counts as known
+    (``argparse_evidence``)."""
     if program is None:
         return  # an array of flags, not yet a command
-    if not _known_parser(program):
-        if len(set(flags)) > 1:
-            out[ARGV_ORDER] = list(flags)  # compared by the order of the flags both sides give
+    if len(set(flags)) < 2:
+        return  # one flag, or one given again (`@repeated` keeps those in order): no order to see
+    if not _known_parser(program) and not argparse_evidence.order_free(program, where):
+        out[ARGV_ORDER] = list(flags)  # compared by the order of the flags both sides give
         return
     after = [*_negations(flags), *_after_spreads(flags)]
     if after:
