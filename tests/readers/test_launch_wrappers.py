@@ -49,6 +49,27 @@ _PAIRS = [
 ]
 
 
+# round twenty-two: an option written after the wrapper's first operand is the command it runs
+# (getopt's `+`), never the wrapper's option; before, `env A=1 -i cmd` read as `env -i A=1 cmd`
+# and `timeout 10 --preserve-status cmd` as `timeout --preserve-status 10 cmd`: "no differences"
+_AFTER_OPERAND_PAIRS = [
+    ("env -i A=1 python t.py", "env A=1 -i python t.py"),
+    ("env -u A A=1 python t.py", "env A=1 -u A python t.py"),
+    ("timeout --preserve-status 10 python t.py", "timeout 10 --preserve-status python t.py"),
+    ("taskset -a 0x1 python t.py", "taskset 0x1 -a python t.py"),
+]
+
+
+@needs_tools
+def test_an_option_after_a_wrapper_operand_is_its_command(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text(_STUB)
+    stub.chmod(0o755)
+    for one, two in _AFTER_OPERAND_PAIRS:
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+
+
 @needs_tools
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="affinity pairs need two CPUs")
 def test_wrappers_change_what_the_tools_change(tmp_path):

@@ -350,6 +350,8 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
         text = launcher_spelling.respell(name, _text(word))
         if text == "--":
             return flags, _separator_end(name, words, i, flags), None
+        if _operand_given(name, flags):
+            break  # `env A=1 -i cmd`, `timeout 10 -s KILL cmd`: options ended, `-i` is the command
         if _runs_module(name, text) and i + 1 < len(words):
             # kept: `accelerate launch -m pkg.t` runs a module, `accelerate launch pkg.t` a file
             # torchrun and accelerate register `-m` and `--module` as one option: one spelling
