@@ -60,6 +60,33 @@ _AFTER_OPERAND_PAIRS = [
 ]
 
 
+# round twenty-two: a flag moved across a positional of a program sweepgen does not know (an
+# unpeeled wrapper such as prlimit, a script reading sys.argv) is a change: `prlimit --nofile=9
+# python t.py` limits python, `prlimit python t.py --nofile=9` passes the flag to t.py; both read
+# as `prlimit {--nofile: 9, @args: [python, t.py]}`, "no differences"
+_PLACE_PAIRS = [
+    ("prlimit --nofile=4096 python t.py --x 1", "prlimit python t.py --nofile=4096 --x 1"),
+    ("prlimit --nofile=4096 python t.py", "prlimit python t.py --nofile=4096"),
+    ("python t.py --a=1 x", "python t.py x --a=1"),
+    ("python t.py --a=1 x --b 2", "python t.py --a=1 x --b 3"),
+    ("python t.py --a=1 x", "python t.py --a=1 x y"),
+]
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="util-linux prlimit not installed")
+def test_a_flag_moved_across_a_positional_is_a_change(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text(_STUB)
+    stub.chmod(0o755)
+    for one, two in _PLACE_PAIRS:
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+    # an inserted positional is that change alone, never a move of every flag after it
+    assert line_changes("python t.py --a=1 x --b 2", "python t.py --a=1 w x --b 2") == [
+        'commands["t.py"].@args[0]'
+    ]
+
+
 @needs_tools
 def test_an_option_after_a_wrapper_operand_is_its_command(tmp_path):
     stub = tmp_path / "python"

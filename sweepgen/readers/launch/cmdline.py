@@ -635,6 +635,7 @@ def parse_arguments(
     overrides: list[tuple[str, str]] = []  # (prefix, dotted key) of each Hydra override, in order
     spreads: list[tuple[str, int]] = []  # each spread, with how many overrides came before it
     flags: list[str] = []  # each flag's name, and each spread, in order
+    placed: list[str] = []  # each flag's name and each positional's place (`@args[0]`), in order
     i = 0
     while i < len(words):
         word, line = words[i], lines[i]
@@ -647,20 +648,24 @@ def parse_arguments(
             at.setdefault(text, line)
             spreads.append((text, len(overrides)))
             flags.append(text)
+            placed.append(text)
             i += 1
         elif is_flag(word):
             flags.append(text.partition("=")[0] if text.startswith("--") else text)
+            placed.append(flags[-1])
             i = _flag(out, at, words, i, where, line)
         else:
             override = _override_or_positional(out, at, word, where, line)
             overrides.extend(override)
+            if not override:
+                placed.append(f"@args[{len(out['@args']) - 1}]")
             if not override and _quoted_spread(word):  # `"$@"`: a positional, but it may hold overrides
                 spreads.append((text, len(overrides)))
             i += 1
     _note_override_order(out, overrides)
     _note_spread_place(out, overrides, spreads)
     _note_abbreviation_order(out, flags)
-    argv_order(out, program, flags, where)
+    argv_order(out, program, flags, where, placed)
     return out, at
 
 
@@ -674,7 +679,13 @@ def _known_parser(program: str) -> bool:
     return program in _KNOWN_PARSERS or program.startswith(_KNOWN_PREFIXES)
 
 
-def argv_order(out: dict[str, Any], program: str | None, flags: list[str], where: str = "") -> None:
+def argv_order(
+    out: dict[str, Any],
+    program: str | None,
+    flags: list[str],
+    where: str = "",
+    placed: list[str] | None = None,
+) -> None:
     """A script reading ``sys.argv`` sees its flags in the order given, so unless ``program`` is
     known to parse them with argparse, click or TrlParser, that order is kept, ``@argv order``
     (``--a, --b``: ``t.py --a 1 --b 2`` is not ``t.py --b 2 --a 1``; a diff compares the order of
@@ -685,10 +696,11 @@ def argv_order(out: dict[str, Any], program: str | None, flags: list[str], where
     (``argparse_evidence``)."""
     if program is None:
         return  # an array of flags, not yet a command
-    if len(set(flags)) < 2:
+    placed = flags if placed is None else placed
+    if len(set(placed)) < 2 or not flags:
         return  # one flag, or one given again (`@repeated` keeps those in order): no order to see
     if not _known_parser(program) and not argparse_evidence.order_free(program, where):
-        out[ARGV_ORDER] = list(flags)  # compared by the order of the flags both sides give
+        out[ARGV_ORDER] = list(placed)  # compared by the order of the flags both sides give
         return
     after = [*_negations(flags), *_after_spreads(flags)]
     if after:
