@@ -87,6 +87,29 @@ def test_a_flag_moved_across_a_positional_is_a_change(tmp_path):
     ]
 
 
+# round twenty-two: a wrapper inside `bash -c` of the same name as one outside it wrote over the
+# outer one, so `nice -n 5 bash -c 'nice -n 1 cmd'` against `nice -n 3 bash -c 'nice -n 1 cmd'`
+# (niceness 6 against 4) read as "no differences"
+_NESTED_PAIRS = [
+    ("nice -n 5 bash -c 'nice -n 1 python t.py'", "nice -n 3 bash -c 'nice -n 1 python t.py'"),
+    ("nice -n 5 bash -c 'nice -n 1 python t.py'", "nice -n 5 bash -c 'nice -n 2 python t.py'"),
+    ("timeout 50 bash -c 'timeout 60 python t.py'", "timeout 50 bash -c 'timeout 60 python t.py --x'"),
+]
+
+
+@needs_tools
+def test_a_wrapper_nested_in_bash_c_keeps_the_outer_one(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text(_STUB)
+    stub.chmod(0o755)
+    for one, two in _NESTED_PAIRS:
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+    assert line_changes(
+        "timeout 5 bash -c 'timeout 6 python t.py'", "timeout 9 bash -c 'timeout 6 python t.py'"
+    )
+
+
 @needs_tools
 def test_an_option_after_a_wrapper_operand_is_its_command(tmp_path):
     stub = tmp_path / "python"

@@ -1214,9 +1214,19 @@ def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> An
         return value
     out = {**extra, **value}
     if launchers:
-        out["@launcher"] = {**launchers, **value.get("@launcher", {})}
+        out["@launcher"] = _chained(launchers, value.get("@launcher", {}))
     if "@env" in extra and isinstance(value.get("@env"), dict):
         out["@env"] = {**extra["@env"], **value["@env"]}
+    return out
+
+
+def _chained(outer: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any]:
+    """The launchers a child shell's command runs under: its parent's, then its own; one of a name
+    already there numbered (``timeout 5 bash -c 'timeout 6 cmd'`` keeps both limits, as
+    ``split_launchers`` keeps ``nohup nohup``), never written over the parent's."""
+    out = dict(outer)
+    for key, flags in inner.items():
+        out[key if key not in out else f"{key} #{len(out) + 1}"] = flags
     return out
 
 
