@@ -8,7 +8,9 @@ CODE`, `sg G -c CODE` and `sg G CODE`) read as a change."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
+import subprocess
 
 import pytest
 from diff_support import bash_runs, line_changes
@@ -91,3 +93,29 @@ def test_wrapper_grammars_the_stub_cannot_show():
 )  # fmt: skip
 def test_a_code_wrapper_line_the_tool_reads_otherwise_is_not_peeled(line):
     assert "t.py" not in read_shell(f"#!/bin/bash\n{line}\n").data["commands"]
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="OpenSSH client not installed")
+@pytest.mark.parametrize(
+    "line",
+    ["ssh -p 2222 hostx python t.py --lr 1", "ssh hostx -p 2222 python t.py --lr 1",
+     "ssh hostx python t.py -p 2222 --lr 1", "ssh -t hostx -p2222 -- python t.py --lr 1",
+     "ssh hostx 'python t.py -p 1 --lr 1'"],
+)  # fmt: skip
+def test_ssh_options_end_where_openssh_ends_them(line):
+    # `ssh -G` prints the options ssh read (its port) and runs nothing: the oracle for where they end
+    shown = subprocess.run(["ssh", "-G", *shlex.split(line)[1:]], capture_output=True, text=True, check=False)
+    port = next(int(row.split()[1]) for row in shown.stdout.splitlines() if row.startswith("port "))
+    commands = read_shell(f"#!/bin/bash\n{line}\n").data["commands"]
+    assert commands["t.py"]["--lr"] == 1, commands
+    assert commands["t.py"]["@launcher"]["ssh"].get("-p", 22) == port, commands
+
+
+def test_ssh_runs_its_words_joined_on_the_remote_shell():
+    assert line_changes("ssh n1 python t.py --lr 1", "ssh n1 'python t.py --lr 1'") == []
+    assert line_changes("ssh n1 'cd /w && python t.py'", "ssh n1 'cd /v && python t.py'") == [
+        "commands.cd.@args[0]",
+        'commands["t.py"].@when',
+    ]
+    for line in ("ssh n1", "ssh -N -L 1:a:2 n1", "ssh -G n1 python t.py", "ssh n1 $CMD"):
+        assert "t.py" not in read_shell(f"#!/bin/bash\n{line}\n").data["commands"], line

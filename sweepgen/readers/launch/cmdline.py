@@ -371,7 +371,10 @@ def code_wrapper(words: list[Word]) -> tuple[str, code_wrappers.Code] | None:
     name = os.path.basename(words[0])
     reading = code_wrappers.Reading(_text, _typed, _part, _not_evaluated)
     found = code_wrappers.read(name, words, reading) if name in code_wrappers.NAMES else None
-    return None if found is None else (words[0], found)
+    if found is None:
+        return None
+    flags = {k: _Repeated(v) if getopt_wrappers.repeated(v) else v for k, v in found.flags.items()}
+    return words[0], code_wrappers.Code(flags, found.code, found.argv)
 
 
 def _shell_option(word: Word) -> bool:

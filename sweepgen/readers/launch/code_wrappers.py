@@ -1,9 +1,10 @@
 """Wrappers whose argument is shell code, not a command's words: ``su -c CODE``, ``runuser -c
 CODE`` (su's form, without ``-u``), ``script -c CODE``, ``flock FILE -c CODE``, ``sg GROUP [-c]
-CODE`` and ``watch CMD...`` without ``-x`` (it joins its words with spaces into one ``sh -c``
-string). Each is read as the wrapper's options and operands, then the code, which the shell reader
-reads as the script it is (as ``bash -c CODE``), so a change inside is a change of the program it
-runs, under that program's name, with the wrapper under ``@launcher``.
+CODE``, ``watch CMD...`` without ``-x`` (it joins its words with spaces into one ``sh -c``
+string) and ``ssh HOST CMD...`` (its words joined with spaces, run by the remote shell). Each is
+read as the wrapper's options and operands, then the code, which the shell reader reads as the
+script it is (as ``bash -c CODE``), so a change inside is a change of the program it runs, under
+that program's name, with the wrapper under ``@launcher``.
 
 The grammars are the tools' own, held to the installed tools in
 ``tests/readers/test_code_wrappers.py``: su and runuser (util-linux 2.38.1 ``--help``, getopt
@@ -41,6 +42,10 @@ _SCRIPT = Table(
     permutes=True,
 )  # fmt: skip
 _ALIASES = {"m": "preserve-environment"}  # su's `-m` and `-p` are one option
+# OpenSSH 9.2's getopt string (ssh.c), held to `ssh -G` in the tests; `-G`, `-N`, `-O`, `-Q`,
+# `-V` and `-W` run no command
+_SSH = Table("1246ab:c:e:fgi:kl:m:no:p:qstvxAB:CD:E:F:GI:J:KL:MNO:P:Q:R:S:TVw:W:XYy", {})
+_SSH_RUNS_NOTHING = frozenset({"-G", "-N", "-O", "-Q", "-V", "-W"})
 # runuser's `-u` refuses `-c`; `--session-command` keeps the session (not read here)
 _RUNS_NOTHING = frozenset({"--help", "--version", "--user", "--session-command"})
 
@@ -160,12 +165,29 @@ def _watch(words: list[Word], reading: Reading) -> Code | None:
     return Code(flags, " ".join(reading.text(w) for w in rest), [])
 
 
+def _ssh(words: list[Word], reading: Reading) -> Code | None:
+    """``ssh [options] HOST [options] CMD...``: OpenSSH reads options before the host and again
+    after it, up to the first word that is none; the command's words, joined with spaces, are run
+    by the remote user's shell (read as bash). No command (a login), or an option that runs none
+    (``-G``, ``-N``, ``-O``...): not peeled."""
+    parsed = reading.parse(_SSH, words)
+    if parsed is None or not parsed[1] or reading.not_evaluated(parsed[1][0]):
+        return None
+    flags, (host, *_) = parsed
+    after = reading.parse(_SSH, parsed[1])  # the options after the host
+    if after is None or not after[1] or any(map(reading.not_evaluated, after[1])):
+        return None
+    flags = {**flags, **after[0], "@host": host}
+    runs = not _SSH_RUNS_NOTHING & set(flags)
+    return Code(flags, " ".join(map(reading.text, after[1])), []) if runs else None
+
+
 def _last(value: Any) -> Any:
     """An option's value; its last, where it was given more than once (the last wins)."""
     return value[-1] if getopt_wrappers.repeated(value) else value
 
 
 _READS: dict[str, Callable[[list[Word], Reading], Code | None]] = {
-    "su": _su, "runuser": _su, "script": _script, "flock": _flock, "sg": _sg, "watch": _watch,
+    "su": _su, "runuser": _su, "script": _script, "flock": _flock, "sg": _sg, "watch": _watch, "ssh": _ssh,
 }  # fmt: skip
 NAMES = frozenset(_READS)
