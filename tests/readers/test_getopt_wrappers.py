@@ -89,6 +89,20 @@ _RUNUSER_PAIRS = [
 ]
 
 
+# round twenty-two: bash finds its keyword `time` before it unquotes or expands a word, and only at
+# the start of a pipeline; `\time`, `"time"`, `$T` and `a | time` run the program /usr/bin/time.
+# Before, each read as the keyword: `time python t.py` against `\time python t.py` was "equal"
+_TIME_PAIRS = [
+    ("time python t.py", "\\time python t.py"),
+    ("time -f x python t.py", "\\time -f x python t.py"),
+    ('"time" -f x python t.py', "\\time -fx python t.py"),
+    ("T=time; $T -f x python t.py", "time -f x python t.py"),
+    ("true | time -f x python t.py", "true | time -fx python t.py"),
+    ("true | time -f x python t.py --x 1", "true | time -f x python t.py --x 2"),
+    ("\\time -o /dev/null -p python t.py", "\\time --output=/dev/null --portability python t.py"),
+]
+
+
 def _stub(folder) -> None:
     stub = folder / "python"
     stub.write_text(_STUB)
@@ -111,6 +125,14 @@ def test_gnu_time_and_runuser_change_what_the_tools_change(tmp_path):
     (tmp_path / "python3").chmod(0o755)
     pairs = _MORE_PAIRS + (_RUNUSER_PAIRS if os.geteuid() == 0 and shutil.which("runuser") else [])
     for one, two in pairs:
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+
+
+@needs_tools
+def test_time_is_the_keyword_only_where_bash_reads_one(tmp_path):
+    _stub(tmp_path)
+    for one, two in _TIME_PAIRS:
         differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
         assert bool(line_changes(one, two)) == differs, (one, two, differs)
 
@@ -158,8 +180,8 @@ def test_a_wrapper_word_not_known_is_not_taken_for_the_command():
 
 @pytest.mark.parametrize(
     "line",
-    ["chrt -p 10 1234", "sudo -l python t.py", "command -v python", "flock /tmp/l -c 'python t.py'",
-     "chrt --nonsense 1 python t.py", "runuser bob -c 'python t.py'", "runuser -u bob -c x python t.py",
+    ["chrt -p 10 1234", "sudo -l python t.py", "command -v python", "flock -c 'python t.py' /tmp/l",
+     "chrt --nonsense 1 python t.py", "runuser -u bob -c x python t.py",
      "runuser -u bob python t.py $ARGS", "doas -s python t.py"],
 )  # fmt: skip
 def test_a_wrapper_that_runs_no_command_is_not_peeled(line):

@@ -49,6 +49,77 @@ _PAIRS = [
 ]
 
 
+# round twenty-two: an option written after the wrapper's first operand is the command it runs
+# (getopt's `+`), never the wrapper's option; before, `env A=1 -i cmd` read as `env -i A=1 cmd`
+# and `timeout 10 --preserve-status cmd` as `timeout --preserve-status 10 cmd`: "no differences"
+_AFTER_OPERAND_PAIRS = [
+    ("env -i A=1 python t.py", "env A=1 -i python t.py"),
+    ("env -u A A=1 python t.py", "env A=1 -u A python t.py"),
+    ("timeout --preserve-status 10 python t.py", "timeout 10 --preserve-status python t.py"),
+    ("taskset -a 0x1 python t.py", "taskset 0x1 -a python t.py"),
+]
+
+
+# round twenty-two: a flag moved across a positional of a program sweepgen does not know (an
+# unpeeled wrapper such as prlimit, a script reading sys.argv) is a change: `prlimit --nofile=9
+# python t.py` limits python, `prlimit python t.py --nofile=9` passes the flag to t.py; both read
+# as `prlimit {--nofile: 9, @args: [python, t.py]}`, "no differences"
+_PLACE_PAIRS = [
+    ("prlimit --nofile=4096 python t.py --x 1", "prlimit python t.py --nofile=4096 --x 1"),
+    ("prlimit --nofile=4096 python t.py", "prlimit python t.py --nofile=4096"),
+    ("python t.py --a=1 x", "python t.py x --a=1"),
+    ("python t.py --a=1 x --b 2", "python t.py --a=1 x --b 3"),
+    ("python t.py --a=1 x", "python t.py --a=1 x y"),
+]
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="util-linux prlimit not installed")
+def test_a_flag_moved_across_a_positional_is_a_change(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text(_STUB)
+    stub.chmod(0o755)
+    for one, two in _PLACE_PAIRS:
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+    # an inserted positional is that change alone, never a move of every flag after it
+    assert line_changes("python t.py --a=1 x --b 2", "python t.py --a=1 w x --b 2") == [
+        'commands["t.py"].@args[0]'
+    ]
+
+
+# round twenty-two: a wrapper inside `bash -c` of the same name as one outside it wrote over the
+# outer one, so `nice -n 5 bash -c 'nice -n 1 cmd'` against `nice -n 3 bash -c 'nice -n 1 cmd'`
+# (niceness 6 against 4) read as "no differences"
+_NESTED_PAIRS = [
+    ("nice -n 5 bash -c 'nice -n 1 python t.py'", "nice -n 3 bash -c 'nice -n 1 python t.py'"),
+    ("nice -n 5 bash -c 'nice -n 1 python t.py'", "nice -n 5 bash -c 'nice -n 2 python t.py'"),
+    ("timeout 50 bash -c 'timeout 60 python t.py'", "timeout 50 bash -c 'timeout 60 python t.py --x'"),
+]
+
+
+@needs_tools
+def test_a_wrapper_nested_in_bash_c_keeps_the_outer_one(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text(_STUB)
+    stub.chmod(0o755)
+    for one, two in _NESTED_PAIRS:
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+    assert line_changes(
+        "timeout 5 bash -c 'timeout 6 python t.py'", "timeout 9 bash -c 'timeout 6 python t.py'"
+    )
+
+
+@needs_tools
+def test_an_option_after_a_wrapper_operand_is_its_command(tmp_path):
+    stub = tmp_path / "python"
+    stub.write_text(_STUB)
+    stub.chmod(0o755)
+    for one, two in _AFTER_OPERAND_PAIRS:
+        differs = bash_runs(one, tmp_path) != bash_runs(two, tmp_path)
+        assert bool(line_changes(one, two)) == differs, (one, two, differs)
+
+
 @needs_tools
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="affinity pairs need two CPUs")
 def test_wrappers_change_what_the_tools_change(tmp_path):

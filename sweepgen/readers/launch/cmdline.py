@@ -42,6 +42,8 @@ import re2
 
 from sweepgen.readers.align import ARGV_ORDER
 from sweepgen.readers.launch import (
+    argparse_evidence,
+    code_wrappers,
     containers,
     envsplit,
     getopt_wrappers,
@@ -314,9 +316,12 @@ class _LauncherPython(str):
 
 def _as_written(name: str, words: list[Word]) -> str:
     """A launcher's key with its program as the script spells it: `/opt/venv/bin/torchrun` is
-    another install than the `torchrun` on PATH, so the two never read as one."""
+    another install than the `torchrun` on PATH, so the two never read as one; GNU time run by
+    its bare name is `time (GNU)`, never bash's keyword `time`."""
     written = _text(words[0])
-    return written if name == getopt_wrappers.GNU_TIME else written + name[len(os.path.basename(written)) :]
+    if name == getopt_wrappers.GNU_TIME:  # the program, never bash's keyword of the same name
+        return getopt_wrappers.GNU_TIME if written == "time" else written
+    return written + name[len(os.path.basename(written)) :]
 
 
 def _part(word: Word, value: str) -> Any:
@@ -345,6 +350,8 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
         text = launcher_spelling.respell(name, _text(word))
         if text == "--":
             return flags, _separator_end(name, words, i, flags), None
+        if _operand_given(name, flags):
+            break  # `env A=1 -i cmd`, `timeout 10 -s KILL cmd`: options ended, `-i` is the command
         if _runs_module(name, text) and i + 1 < len(words):
             # kept: `accelerate launch -m pkg.t` runs a module, `accelerate launch pkg.t` a file
             # torchrun and accelerate register `-m` and `--module` as one option: one spelling
@@ -354,6 +361,20 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
         if name == "env" and text.partition("=")[0] in _SPLIT_FLAGS:
             break  # env runs the words `-S` splits, then the rest: `env -S "python t.py" --lr 1`
     return flags, i, None
+
+
+def code_wrapper(words: list[Word]) -> tuple[str, code_wrappers.Code] | None:
+    """``su -c CODE``, ``script -c``, ``flock FILE -c``, ``sg GROUP CODE``, ``watch CMD...``: the
+    wrapper's key (as the script spells it) and what it runs; None for any other line."""
+    if not words or isinstance(words[0], NotEvaluated):
+        return None
+    name = os.path.basename(words[0])
+    reading = code_wrappers.Reading(_text, _typed, _part, _not_evaluated)
+    found = code_wrappers.read(name, words, reading) if name in code_wrappers.NAMES else None
+    if found is None:
+        return None
+    flags = {k: _Repeated(v) if getopt_wrappers.repeated(v) else v for k, v in found.flags.items()}
+    return words[0], code_wrappers.Code(flags, found.code, found.argv)
 
 
 def _shell_option(word: Word) -> bool:
@@ -617,6 +638,7 @@ def parse_arguments(
     overrides: list[tuple[str, str]] = []  # (prefix, dotted key) of each Hydra override, in order
     spreads: list[tuple[str, int]] = []  # each spread, with how many overrides came before it
     flags: list[str] = []  # each flag's name, and each spread, in order
+    placed: list[str] = []  # each flag's name and each positional's place (`@args[0]`), in order
     i = 0
     while i < len(words):
         word, line = words[i], lines[i]
@@ -629,20 +651,24 @@ def parse_arguments(
             at.setdefault(text, line)
             spreads.append((text, len(overrides)))
             flags.append(text)
+            placed.append(text)
             i += 1
         elif is_flag(word):
             flags.append(text.partition("=")[0] if text.startswith("--") else text)
+            placed.append(flags[-1])
             i = _flag(out, at, words, i, where, line)
         else:
             override = _override_or_positional(out, at, word, where, line)
             overrides.extend(override)
+            if not override:
+                placed.append(f"@args[{len(out['@args']) - 1}]")
             if not override and _quoted_spread(word):  # `"$@"`: a positional, but it may hold overrides
                 spreads.append((text, len(overrides)))
             i += 1
     _note_override_order(out, overrides)
     _note_spread_place(out, overrides, spreads)
     _note_abbreviation_order(out, flags)
-    argv_order(out, program, flags)
+    argv_order(out, program, flags, where, placed)
     return out, at
 
 
@@ -656,18 +682,28 @@ def _known_parser(program: str) -> bool:
     return program in _KNOWN_PARSERS or program.startswith(_KNOWN_PREFIXES)
 
 
-def argv_order(out: dict[str, Any], program: str | None, flags: list[str]) -> None:
+def argv_order(
+    out: dict[str, Any],
+    program: str | None,
+    flags: list[str],
+    where: str = "",
+    placed: list[str] | None = None,
+) -> None:
     """A script reading ``sys.argv`` sees its flags in the order given, so unless ``program`` is
     known to parse them with argparse, click or TrlParser, that order is kept, ``@argv order``
     (``--a, --b``: ``t.py --a 1 --b 2`` is not ``t.py --b 2 --a 1``; a diff compares the order of
     the flags both sides give, ``align.reconcile_argv_orders``, so an inserted flag is one change);
     for a known parser only a flag given after its negation, or the reverse (``--no_bf16 after
-    --bf16``: the last wins), and a flag after a spread that may hold it."""
+    --bf16``: the last wins), and a flag after a spread that may hold it. A program the script in
+    ``where`` runs whose own source shows it reads its flags with argparse alone counts as known
+    (``argparse_evidence``)."""
     if program is None:
         return  # an array of flags, not yet a command
-    if not _known_parser(program):
-        if len(set(flags)) > 1:
-            out[ARGV_ORDER] = list(flags)  # compared by the order of the flags both sides give
+    placed = flags if placed is None else placed
+    if len(set(placed)) < 2 or not flags:
+        return  # one flag, or one given again (`@repeated` keeps those in order): no order to see
+    if not _known_parser(program) and not argparse_evidence.order_free(program, where):
+        out[ARGV_ORDER] = list(placed)  # compared by the order of the flags both sides give
         return
     after = [*_negations(flags), *_after_spreads(flags)]
     if after:

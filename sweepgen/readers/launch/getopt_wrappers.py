@@ -49,6 +49,7 @@ class Table:
     env_words: bool = False  # sudo: `NAME=value` words before the command
     permutes: bool = False  # getopt without `+` (runuser): an option after the command is still the tool's
     needs: str = ""  # an option without which no command runs as read here (runuser's `--user`)
+    not_commands: frozenset[str] = frozenset()  # words where the command stands that start none
 
 
 def _long(spec: str) -> dict[str, str]:
@@ -60,6 +61,13 @@ def _long(spec: str) -> dict[str, str]:
         kind = name[len(name.rstrip(":")) :]
         out[name.rstrip(":")] = f"{kind}/{letter}"
     return out
+
+
+def short_keys(table: Table, aliases: dict[str, str] | None = None) -> dict[str, str]:
+    """``table``'s short letters -> the long name each stands for (the first listed, where
+    aliases share a letter), with ``aliases`` (a letter naming a long option of another kind)."""
+    letters = {v.partition("/")[2]: k for k, v in reversed(table.long.items()) if v.partition("/")[2]}
+    return {**letters, **(aliases or {})}
 
 
 _HELP = "help/h version/V"
@@ -78,6 +86,7 @@ TABLES: dict[str, Table] = {
               "close/o command:/c no-fork/F verbose/ " + _HELP),
         operands=("@lock",),
         runs_nothing=frozenset({"--command", "--help", "--version"}),
+        not_commands=frozenset({"-c", "--command"}),
         groups=dict.fromkeys(("--shared", "--exclusive", "--unlock"), "@lock kind"),
     ),
     "xargs": Table(
@@ -122,6 +131,7 @@ TABLES: dict[str, Table] = {
                                 "--version"}),
         permutes=True,
         needs="--user",
+        not_commands=frozenset({"-"}),
     ),
     # OpenBSD doas (doas.c: getopt "+C:Lnsu:"; not installed here): `-C` checks a config, `-L`
     # clears a persisted login, `-s` runs a shell
@@ -134,6 +144,19 @@ TABLES: dict[str, Table] = {
         runs_nothing=frozenset({"--help", "--version"}),
         groups=dict.fromkeys(("--format", "--portability"), "@format"),
     ),
+    # moreutils' chronic (Perl's getopts('ev'): switches bundle, `--` ends them, the first
+    # other word starts the command)
+    "chronic": Table("ev", {}),
+    # procps-ng `watch --help` (its getopt stops at the command: `watch echo a -n 5` shows `a -n
+    # 5`); peeled here only with `-x`, which runs the words as given: without it watch joins them
+    # into one `sh -c` string (code_wrappers)
+    "watch": Table(
+        "bced::ghq:n:pvtwx",
+        _long("beep/b color/c differences::/d errexit/e chgexit/g equexit:/q interval:/n precise/p "
+              "no-title/t no-wrap/w exec/x help/h version/v"),
+        runs_nothing=frozenset({"--help", "--version"}),
+        needs="--exec",
+    ),
     # bash's builtins (`help exec`, `help command`): bash's own getopt, switches bundle
     "exec": Table("cla:", {}),
     "command": Table("pvV", {}, runs_nothing=frozenset({"-v", "-V"})),
@@ -141,12 +164,8 @@ TABLES: dict[str, Table] = {
 # short letters that name a long option with another kind (xargs' `-I R` is `--replace=R`)
 _ALIASES = {"xargs": {"I": "replace", "E": "eof"}, "runuser": {"m": "preserve-environment"}}
 # letter -> the long name it stands for (the first listed, where aliases share a letter)
-_SHORT_KEYS = {
-    name: {**{v.partition("/")[2]: k for k, v in reversed(table.long.items()) if v.partition("/")[2]},
-           **_ALIASES.get(name, {})}
-    for name, table in TABLES.items()
-}  # fmt: skip
-NAMES = frozenset(TABLES) - {GNU_TIME} | {"time"}  # as a script names them
+_SHORT_KEYS = {name: short_keys(table, _ALIASES.get(name)) for name, table in TABLES.items()}
+NAMES = frozenset(TABLES) - {GNU_TIME} | {"time", "unbuffer"}  # as a script names them
 READ = NAMES | {GNU_TIME}  # the tables read() takes
 # bash's own (a builtin, a keyword): only where bash reads the command, never behind another wrapper
 SHELL_OWN = frozenset({"exec", "command", "time"})
@@ -254,15 +273,31 @@ def read(
 ) -> tuple[dict[str, Any], list[Word]] | None:  # fmt: skip
     """The options and operands of wrapper ``name`` from ``words[at:]``; the words of the command
     it runs. None where the line is not read so (see the module's note)."""
-    if name == "time":
-        return _time(words, at, text)
+    if name in _OWN_READS:
+        return _OWN_READS[name](words, at, text)
     line = _Line(TABLES[name], _SHORT_KEYS[name], words, text, typed, part)
     words_of = _permuted if line.table.permutes else _command
     try:
         command = words_of(line, at, not_evaluated)
     except _Refused:
         return None
-    return (line.flags, command) if command and _runs(line) else None
+    return (line.flags, command) if command and _runs(line, command) else None
+
+
+def parse(
+    table: Table, words: list[Word], at: int, text: Callable[[Word], str], typed: Callable[[Word], Any],
+    part: Callable[[Word, str], Any], not_evaluated: Callable[[Word], bool],
+    aliases: dict[str, str] | None = None,
+) -> tuple[dict[str, Any], list[Word]] | None:  # fmt: skip
+    """``table``'s options from ``words[at:]`` as its getopt reads them, and the words it leaves
+    (operands, in order; with ``+``, every word after the options); None where it refuses one."""
+    line = _Line(table, short_keys(table, aliases), words, text, typed, part)
+    try:
+        if table.permutes:
+            return line.flags, _permuted(line, at, not_evaluated)
+        return line.flags, line.words[_options(line, at, not_evaluated) :]
+    except _Refused:
+        return None
 
 
 def _command(line: _Line, at: int, not_evaluated: Callable[[Word], bool]) -> list[Word]:
@@ -283,14 +318,17 @@ def _permuted(line: _Line, at: int, not_evaluated: Callable[[Word], bool]) -> li
         if at < len(line.words):
             command.append(line.words[at])
             at += 1
-    return command if command[:1] != ["-"] else []  # runuser's `-` (a login shell) refuses `-u`
+    return command
 
 
-def _runs(line: _Line) -> bool:
-    """Whether the line as read runs a command: no option that runs none, and the option a
-    command needs given."""
-    return not line.table.runs_nothing & set(line.flags) and (
-        not line.table.needs or line.table.needs in line.flags
+def _runs(line: _Line, command: list[Word]) -> bool:
+    """Whether the line as read runs a command: no option that runs none, the option a command
+    needs given, and no word where the command stands that makes it code (``flock FILE -c CODE``,
+    read by ``code_wrappers``; runuser's ``-``, a login shell, refuses ``-u``)."""
+    return (
+        not line.table.runs_nothing & set(line.flags)
+        and (not line.table.needs or line.table.needs in line.flags)
+        and line.text(command[0]) not in line.table.not_commands
     )
 
 
@@ -340,6 +378,16 @@ def _assignment(word: str) -> bool:
     return bool(eq) and name.isidentifier()
 
 
+def _unbuffer(
+    words: list[Word], at: int, text: Callable[[Word], str]
+) -> tuple[dict[str, Any], list[Word]] | None:
+    """expect's ``unbuffer``, a Tcl script: its one option is ``-p`` as its first word, exactly (no
+    bundle, no ``--``: ``unbuffer -- cmd`` runs a program ``--``), then the command."""
+    flags = {"-p": True} if at < len(words) and text(words[at]) == "-p" else {}
+    at += len(flags)
+    return (flags, words[at:]) if at < len(words) else None
+
+
 def _time(
     words: list[Word], at: int, text: Callable[[Word], str]
 ) -> tuple[dict[str, Any], list[Word]] | None:
@@ -351,3 +399,6 @@ def _time(
     if at < len(words) and text(words[at]) == "--":
         at += 1
     return (flags, words[at:]) if at < len(words) else None
+
+
+_OWN_READS = {"time": _time, "unbuffer": _unbuffer}  # read by their own rules, no getopt table

@@ -622,7 +622,8 @@ class Reader(Walk):
         self.shell_state(head, words, when, line)
         self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
-        launchers, inner = cmdline.split_launchers(identity_words, assigned=bool(prefix))
+        program_time = bool(prefix) or _time_program(node, words)  # `A=1 time`, `\\time`: no keyword
+        launchers, inner = cmdline.split_launchers(identity_words, assigned=program_time)
         if self.shell_c(inner, launchers, prefix, when, state, line):
             return
         name, arguments = cmdline.program(inner, launchers)
@@ -683,11 +684,31 @@ class Reader(Walk):
         `sh` (often dash) or another `bash` may read the same code otherwise."""
         found = cmdline.shell_command_string(inner) if _is_shell(inner) else None
         if found is None:
-            return False
+            return self.wrapped_code(inner, launchers, prefix, when, state, line)
         shell, (options, at) = inner[0], found
         code = inner[at]
         assert isinstance(code, str)  # shell_command_string checked it
         self.bash_c(code, inner[at + 1 :], {**launchers, shell: options}, prefix, when, state, line, shell)
+        return True
+
+    def wrapped_code(
+        self,
+        inner: list[Any],
+        launchers: dict[str, Any],
+        prefix: dict[str, Any],
+        when: list[str],
+        state: dict[str, Any],
+        line: int,
+    ) -> bool:
+        """`su -c CODE bob`, `script -qc CODE /dev/null`, `flock FILE -c CODE`, `sg GROUP CODE`,
+        `watch -n 5 python t.py`: the code read as `bash -c CODE` is, the wrapper under
+        `@launcher`; False for any other command."""
+        found = cmdline.code_wrapper(inner)
+        if found is None:
+            return False
+        key, run = found
+        key = key if key not in launchers else f"{key} #{len(launchers) + 1}"
+        self.bash_c(run.code, run.argv, {**launchers, key: run.flags}, prefix, when, state, line, key)
         return True
 
     def ran_as_code(
@@ -1193,9 +1214,19 @@ def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> An
         return value
     out = {**extra, **value}
     if launchers:
-        out["@launcher"] = {**launchers, **value.get("@launcher", {})}
+        out["@launcher"] = _chained(launchers, value.get("@launcher", {}))
     if "@env" in extra and isinstance(value.get("@env"), dict):
         out["@env"] = {**extra["@env"], **value["@env"]}
+    return out
+
+
+def _chained(outer: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any]:
+    """The launchers a child shell's command runs under: its parent's, then its own; one of a name
+    already there numbered (``timeout 5 bash -c 'timeout 6 cmd'`` keeps both limits, as
+    ``split_launchers`` keeps ``nohup nohup``), never written over the parent's."""
+    out = dict(outer)
+    for key, flags in inner.items():
+        out[key if key not in out else f"{key} #{len(out) + 1}"] = flags
     return out
 
 
@@ -1393,6 +1424,21 @@ def _declared_word(text: str) -> str | None:
         # `declare -a "a=(1 2)"` is an array to bash, `declare "a=(1 2)"` a string: not told here
         return None if found[3].startswith("(") else found[1] + found[2] + shlex.quote(found[3])
     return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[-+][A-Za-z]+", text) else None
+
+
+def _time_program(node: Any, words: list[Field]) -> bool:
+    """Whether a command run as ``time`` is the program ``/usr/bin/time``, not bash's keyword: its
+    name not written as the bare word (``\\time``, ``"time"``, ``$T``: bash finds reserved words
+    before it expands or unquotes any), or the command not first in its pipeline (``a | time -v
+    b``: the keyword only starts a pipeline)."""
+    name = node.child_by_field_name("name")
+    if words[0].text != "time" or name is None:
+        return False
+    if name.text is None or name.text.decode() != "time":
+        return True
+    part = node.parent if node.parent is not None and node.parent.type == "redirected_statement" else node
+    pipeline = part.parent
+    return pipeline is not None and pipeline.type == "pipeline" and pipeline.named_children[0] != part
 
 
 def _is_shell(words: list[Any]) -> bool:
