@@ -15,24 +15,29 @@ pytestmark = pytest.mark.train
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_the_gpu_check_runs_on_cpu_and_writes_a_json_per_level_and_one_table(tmp_path):
-    out = tmp_path / "gc"
+def cpu_check(tmp_path: Path, python: str, only: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`gpu_check.sh OUT --cpu` with these levels, its output in tmp_path/gc."""
     env = {
         **os.environ,
-        "PYTHON": sys.executable,
-        "GPU_CHECK_ONLY": "trl_one|one",
+        "PYTHON": python,
+        "GPU_CHECK_ONLY": only,
         "GPU_CHECK_DEADLINE": "1200",
         "GPU_CHECK_LIMIT_SCALE": "10",  # each level's GPU limit is seconds; a loaded CPU needs more
         "OMP_NUM_THREADS": "1",
     }
-    proc = subprocess.run(
-        ["bash", str(REPO / "benchmarks" / "gpu_check.sh"), str(out), "--cpu"],
+    return subprocess.run(
+        ["bash", str(REPO / "benchmarks" / "gpu_check.sh"), str(tmp_path / "gc"), "--cpu"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
-        timeout=1500,
+        timeout=timeout,
     )
+
+
+def test_the_gpu_check_runs_on_cpu_and_writes_a_json_per_level_and_one_table(tmp_path):
+    out = tmp_path / "gc"
+    proc = cpu_check(tmp_path, sys.executable, "trl_one|one", timeout=1500)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     levels = {p.stem: json.loads(p.read_text()) for p in (out / "levels").glob("*.json")}
     assert set(levels) == {"trl_one", "one"}  # only the levels asked for, in that order
@@ -131,21 +136,7 @@ def test_the_check_stops_when_the_first_levels_harness_fails_rather_than_spend_t
     )
     wrapper.chmod(0o755)
     out = tmp_path / "gc"
-    env = {
-        **os.environ,
-        "PYTHON": str(wrapper),
-        "GPU_CHECK_ONLY": "one|trl_one",
-        "GPU_CHECK_DEADLINE": "1200",
-        "OMP_NUM_THREADS": "1",
-    }
-    proc = subprocess.run(
-        ["bash", str(REPO / "benchmarks" / "gpu_check.sh"), str(out), "--cpu"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = cpu_check(tmp_path, str(wrapper), "one|trl_one", timeout=120)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "one: bench_packing failed without results (exit 3): the check stops here" in proc.stdout
     one = json.loads((out / "levels" / "one.json").read_text())
