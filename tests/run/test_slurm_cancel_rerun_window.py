@@ -105,3 +105,44 @@ def test_a_cancel_between_a_reruns_plan_and_its_submission_drops_it(cli_cwd: Pat
     assert cli(*argv, "--rerun-failed").exit_code == 0
     rows = wait_until("generated/cr", lambda r: r["a"]["state"] == "FINISHED", LOADED_S, "a finished")
     assert rows["a"]["attempt"] == 2 and _starts(runs / "a") == 2, rows
+
+
+def test_a_cancel_continued_after_the_run_was_submitted_again_leaves_the_new_attempt(
+    cli_cwd: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `cancel` held up (stopped) between its look and its stop: meanwhile another `cancel` ends
+    attempt 1 and `--rerun-failed` submits attempt 2. Continued, it stops only what it looked at, as
+    the local executor does: attempt 2 is left queued or running and said so (exit 1). Before, it
+    re-read the status files and scancelled attempt 2, a job it never looked at."""
+    from sweepgen.run.sweep import watch
+
+    make_sweep(cli_cwd, {"a": {"steps": 400, "sleep": 0.5}}, sweep="cs")
+    lock = cli_cwd / "generated" / "cs" / "sweep.lock.json"
+    lock.write_text(json.dumps({**json.loads(lock.read_text()), "resources": {"time": 5}}))
+    argv = ("run", "generated/cs", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert cli(*argv).exit_code == 0
+    wait_until("generated/cs", lambda r: r["a"]["state"] == "RUNNING", LOADED_S, "attempt 1 running")
+    stop_runs, held = watch.cancel_runs, [True]
+
+    def stopped_here(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if not held:  # the first call only: this `cancel`, held up
+            return stop_runs(*args, **kwargs)
+        held.pop()
+        other = subprocess.run(
+            [sys.executable, "-m", "sweepgen", "cancel", "generated/cs"], capture_output=True, text=True
+        )
+        assert other.returncode == 0, other.stdout + other.stderr
+        again = subprocess.run(
+            [sys.executable, "-m", "sweepgen", *argv, "--rerun-failed"], capture_output=True, text=True
+        )
+        assert again.returncode == 0, again.stdout + again.stderr
+        return stop_runs(*args, **kwargs)
+
+    monkeypatch.setattr(watch, "cancel_runs", stopped_here)
+    continued = cli("cancel", "generated/cs")
+    said = " ".join(continued.output.split())
+    assert continued.exit_code == 1, said
+    assert "a: started again meanwhile (attempt 2" in said and "not cancelled" in said, said
+    (row,) = json.loads(cli("status", "generated/cs", "--format", "json").stdout)
+    assert row["attempt"] == 2 and row["state"] in ("PENDING", "RUNNING"), row  # attempt 2 left alone
+    assert cli("cancel", "generated/cs").exit_code == 0  # and stopped by the next cancel

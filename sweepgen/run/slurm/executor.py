@@ -558,12 +558,16 @@ class SlurmExecutor(Executor):
         """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below); the runs
         whose status names a job that is not provably theirs (ownership.py), left alone. A run whose directory
         was deleted has no status file to name its job: the job its view names (from the journal) is
-        scancelled directly."""
+        scancelled directly. Only the jobs the statuses looked at name are cancelled, as the local
+        executor stops only the supervisors it looked at: a run submitted again since (a `cancel`
+        stopped between its look and this, another one ending the run, `--rerun-failed` submitting
+        attempt 2) is left running and said so (watch.py), never cancelled unseen."""
         recorded = [task for task, _ in runs if read_status(task.run_dir) is not None]
         unrecorded = [(t, s) for t, s in runs if t not in recorded and s.ids.get("job_id")]
         if unrecorded:
             slurm_query.scancel(provably_ours(unrecorded, from_journal=True))
-        views = cancel_runs(recorded) if recorded else []
+        looked = {task.name: str(status.ids.get("job_id")) for task, status in runs}
+        views = cancel_runs(recorded, looked=looked) if recorded else []
         # still live: a job its status names that Slurm knows under another name, left alone
         return [v.task.name for v in views if _live_job(v.status)]
 
@@ -878,17 +882,27 @@ def reconcile(  # noqa: C901, PLR0912 - one branch per (status, Slurm state) cas
     )
 
 
-def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> list[RunView]:
+def cancel_runs(
+    tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S, looked: Mapping[str, str] | None = None
+) -> list[RunView]:
     """scancel the live jobs of ``tasks``, wait until Slurm has ended them, and return their views
-    (cancelled, or finished if a run beat the cancel). Never waits longer than ``wait_s``."""
+    (cancelled, or finished if a run beat the cancel). Never waits longer than ``wait_s``.
+    ``looked``: run name -> the job id its status named when the caller looked; a run whose status
+    names another job now (submitted again since) is not cancelled."""
     views = observe(tasks)
+    live = [v for v in views if _live_job(v.status) and _as_looked(v.task, v.status, looked)]
     # only a job that is provably the run's (ownership.py): a status file may name anyone's
-    job_ids = provably_ours([(v.task, v.status) for v in views if _live_job(v.status)])
+    job_ids = provably_ours([(v.task, v.status) for v in live if v.status is not None])
     if not job_ids:
         return views
     slurm_query.scancel(job_ids)
     _wait_ended(job_ids, wait_s)
     return [_cancelled_view(view, job_ids) for view in observe(tasks)]
+
+
+def _as_looked(task: RunTask, status: RunStatus | None, looked: Mapping[str, str] | None) -> bool:
+    """The run's status names the job it named when the caller looked (no look given: any)."""
+    return looked is None or (status is not None and str(status.ids.get("job_id")) == looked.get(task.name))
 
 
 def provably_ours(runs: Sequence[tuple[RunTask, RunStatus]], *, from_journal: bool = False) -> list[str]:
