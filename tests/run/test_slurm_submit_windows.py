@@ -31,6 +31,7 @@ from slurm_support import cli, start_requeued_now, status_json, wait_until
 
 from sweepgen.run.core.base import read_status
 from sweepgen.run.slurm import executor as slurm_executor
+from sweepgen.run.slurm import journal as slurm_journal
 from sweepgen.run.slurm import query as slurm_query
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
@@ -511,7 +512,7 @@ def test_stopped_as_sbatch_returns_a_cancel_meanwhile_is_heard_and_nothing_runs_
     and says the runs were dropped. Before, it released the array and the runs started under the
     waiting cancel. The next `run` runs each once. Not ``patient``: the `cancel` stops waiting
     for the stopped submission and says why, while the `run` is still stopped (before, it waited
-    ten minutes without a word, then failed)."""
+    ten minutes without a word, then failed); so does a second `run`, naming the stopped pid."""
     _sweep(cwd, "ws")
     argv = [sys.executable, "-m", "sweepgen", "run", "generated/ws", "--executor", "slurm"]
     env = _stopping_wrapper(tmp_path)
@@ -527,6 +528,14 @@ def test_stopped_as_sbatch_returns_a_cancel_meanwhile_is_heard_and_nothing_runs_
             early = cli("cancel", "generated/ws")
             said = " ".join(early.output.split())
             assert early.exit_code == 0 and "stopped? SIGSTOP or Ctrl-Z" in said, early.output
+            # a second `run` beside it says at once who holds the lock and how to go on, and gives up
+            # behind the stopped holder (before: ten minutes of silence, then exit 2 naming nobody)
+            monkeypatch.setattr(slurm_journal, "STOPPED_WAIT_S", 0.5, raising=False)
+            second = cli("run", "generated/ws", "--executor", "slurm", "--command", FAKE_COMMAND)
+            said = " ".join(second.output.split())
+            assert second.exit_code == 2 and "Traceback" not in said, said
+            assert f"held by pid {proc.pid} (" in said and "stopped: SIGSTOP or Ctrl-Z" in said, said
+            assert f"`kill -CONT {proc.pid}`" in said and "stays stopped" in said, said
             assert _stopped(proc.pid)
         else:
             cancel = subprocess.Popen(

@@ -540,6 +540,8 @@ class ExecutorOptions:
     # this `sweepgen run`'s start on the boot clock: a `cancel` asked since drops the runs it has
     # queued (run/core/stopping/queue_cancel.py); None: none is heard
     started_s: float | None = None
+    # a line for the user at once (stderr), while the executor waits (a Slurm submission lock held)
+    note: Callable[[str], None] | None = None
 
 
 class Executor(ABC):

@@ -22,6 +22,7 @@ never got to start) gets its state from Slurm: CANCELLED, TIMEOUT, OUT_OF_MEMORY
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -203,7 +204,7 @@ class SlurmExecutor(Executor):
         otherwise wait held forever, shown pending, and never be submitted again)."""
         if not self.root.is_dir():
             return  # nothing was ever submitted from this runs root
-        with _submission_lock(self.root):  # no submission of this root is under way meanwhile
+        with self._submission_lock():  # no submission of this root is under way meanwhile
             unrecorded, unreleased = lost_arrays(self.root)
             if unrecorded:
                 slurm_query.scancel(unrecorded)
@@ -255,11 +256,16 @@ class SlurmExecutor(Executor):
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
         # One submission of this sweep at a time: a second `sweepgen run` waits here, then finds
         # the runs the first one submitted and submits nothing for them.
-        with _submission_lock(self.root):
+        with self._submission_lock():
             tasks = self._recheck(tasks, planned)
             if tasks:
                 self._test_only(len(tasks))
                 self._submit(tasks)
+
+    def _submission_lock(self) -> contextlib.AbstractContextManager[None]:
+        """The runs root's submission lock, as this `run` waits for it: said at once when another
+        holds it (by whom, how to go on); given up behind a holder that stays stopped."""
+        return _submission_lock(self.root, note=self.options.note, give_up_stopped=True)
 
     def _recheck(
         self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None

@@ -222,6 +222,7 @@ def _executor_options(
         stop_timeout_s=opts.stop_timeout,
         time_limit_s=time_limit(executor, opts.time_limit, sweep.lock, request.sweep_dir, display),
         started_s=request.started_s,
+        note=display.note,
     )
 
 

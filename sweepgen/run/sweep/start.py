@@ -14,7 +14,7 @@ resumes them).
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -180,7 +180,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
     if executor == "local":
         check_bundled_trainer() if argv is None else program.check_found(argv)
-    options = _search_options(sweep_dir, opts, block, executor, request.started_s)
+    options = _search_options(sweep_dir, opts, block, executor, request.started_s, display.note)
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
@@ -255,6 +255,7 @@ def _search_options(
     block: SearchBlock,
     executor: str,
     started_s: float | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> ExecutorOptions:
     """The executor's options for the search's trials (a local executor's checked before anything
     is asked of the study). ``started_s``: when this `run` started, as a grid's: a `cancel` landing
@@ -270,6 +271,7 @@ def _search_options(
         time_limit_s=time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
         wait=True,  # the controller follows every trial, on Slurm too
         started_s=started_s,
+        note=note,
     )
     if executor == "local":
         make_executor(executor, options)
