@@ -528,6 +528,7 @@ def test_stopped_as_sbatch_returns_a_cancel_meanwhile_is_heard_and_nothing_runs_
             early = cli("cancel", "generated/ws")
             said = " ".join(early.output.split())
             assert early.exit_code == 0 and "stopped? SIGSTOP or Ctrl-Z" in said, early.output
+            assert f"pid {proc.pid} (" in said and f"`kill -CONT {proc.pid}`" in said, said  # who
             # a second `run` beside it says at once who holds the lock and how to go on, and gives up
             # behind the stopped holder (before: ten minutes of silence, then exit 2 naming nobody)
             monkeypatch.setattr(slurm_journal, "STOPPED_WAIT_S", 0.5, raising=False)

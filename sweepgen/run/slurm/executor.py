@@ -66,7 +66,14 @@ from sweepgen.run.core.stopping import queue_cancel
 from sweepgen.run.slurm import launch, ownership, ranks
 from sweepgen.run.slurm import node_tasks as task_files
 from sweepgen.run.slurm import query as slurm_query
-from sweepgen.run.slurm.journal import JOURNAL, SUBMIT_LOCK, SubmitLockBusy, read_journal, submitted_as
+from sweepgen.run.slurm.journal import (
+    JOURNAL,
+    SUBMIT_LOCK,
+    Holder,
+    SubmitLockBusy,
+    read_journal,
+    submitted_as,
+)
 from sweepgen.run.slurm.journal import submission_lock as _submission_lock
 from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm.task import NodeTask, run_on_node
@@ -239,8 +246,8 @@ class SlurmExecutor(Executor):
         try:
             with _submission_lock(root, SETTLE_WAIT_S):
                 return _cancel_lost(root, tasks)
-        except SubmitLockBusy:
-            return [_busy_submission(root)]
+        except SubmitLockBusy as busy:
+            return [_busy_submission(root, busy.holder)]
 
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
@@ -1260,12 +1267,14 @@ def _settled(status: RunStatus) -> bool:
     return status.state in TERMINAL or status.state is RunState.SKIPPED
 
 
-def _busy_submission(root: Path) -> str:
+def _busy_submission(root: Path, holder: Holder | None = None) -> str:
     """`cancel`'s word on a submission lock held past SETTLE_WAIT_S (before, it waited up to ten
-    minutes without a word behind a stopped `run`, then failed)."""
+    minutes without a word behind a stopped `run`, then failed), naming its holder where known."""
+    who = f" ({holder}; `kill -CONT {holder.pid}` lets it go on)" if holder and holder.stopped else ""
+    who = who or (f" ({holder})" if holder else "")
     return (
         f"a `sweepgen run` has held this sweep's submission lock ({root / SUBMIT_LOCK}) for "
-        f"{SETTLE_WAIT_S:g} s (stopped? SIGSTOP or Ctrl-Z): it reads this cancel's request before it "
+        f"{SETTLE_WAIT_S:g} s{who} (stopped? SIGSTOP or Ctrl-Z): it reads this cancel's request before it "
         "releases what it submits, and drops them (runs it released already are cancelled here "
         "as any); not waited for further"
     )

@@ -85,7 +85,10 @@ def submitted_as(journal: Mapping[str, Any], path: Path | None = None) -> dict[s
 
 
 class SubmitLockBusy(UserError):
-    """The submission lock stayed held by another process for the whole wait."""
+    """The submission lock stayed held by another process for the whole wait; ``holder``: that
+    process where this machine can name it."""
+
+    holder: Holder | None = None
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,7 @@ def _how_to_go_on(holder: Holder | None) -> str:
 def _busy(path: Path, holder: Holder | None, waited_s: float) -> SubmitLockBusy:
     who = str(holder) if holder is not None else "a process this machine cannot name (on another node?)"
     stopped = holder is not None and holder.stopped
-    return SubmitLockBusy(
+    busy = SubmitLockBusy(
         f"this sweep's Slurm submission lock {path} has been held for {waited_s:.0f} s by {who}"
         f"{' and it stays stopped' if stopped else ''}; nothing was submitted by this command",
         hint=(
@@ -208,6 +211,8 @@ def _busy(path: Path, holder: Holder | None, waited_s: float) -> SubmitLockBusy:
             else "wait for it to finish, then run this command again"
         ),
     )
+    busy.holder = holder
+    return busy
 
 
 def why_unnamed(root: Path, name: str, job_id: str) -> str | None:
