@@ -18,6 +18,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,38 @@ def test_a_cancel_continued_after_the_run_was_submitted_again_leaves_the_new_att
     (row,) = json.loads(cli("status", "generated/cs", "--format", "json").stdout)
     assert row["attempt"] == 2 and row["state"] in ("PENDING", "RUNNING"), row  # attempt 2 left alone
     assert cli("cancel", "generated/cs").exit_code == 0  # and stopped by the next cancel
+
+
+def test_a_run_stopped_while_its_run_was_cancelled_and_submitted_again_lets_the_new_attempt_be(
+    cli_cwd: Path,
+) -> None:
+    """`run --wait` stopped (SIGSTOP) while a `cancel` ends its job and `--rerun-failed` submits
+    attempt 2; continued, it does not take attempt 2 for its own: it records its attempt's end
+    (cancelled, "submitted again meanwhile") and exits, attempt 2 left to run. Before, it followed
+    attempt 2 to its end as its own, and a Ctrl-C of it scancelled attempt 2."""
+    make_sweep(cli_cwd, {"a": {"steps": 400, "sleep": 0.5}}, sweep="cw")
+    lock = cli_cwd / "generated" / "cw" / "sweep.lock.json"
+    lock.write_text(json.dumps({**json.loads(lock.read_text()), "resources": {"time": 5}}))
+    argv = ("run", "generated/cw", "--executor", "slurm", "--command", FAKE_COMMAND)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", *argv, "--wait"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until("generated/cw", lambda r: r["a"]["state"] == "RUNNING", LOADED_S, "attempt 1 running")
+        first.send_signal(signal.SIGSTOP)
+        assert cli("cancel", "generated/cw").exit_code == 0
+        assert cli(*argv, "--rerun-failed").exit_code == 0
+    finally:
+        first.send_signal(signal.SIGCONT)
+    try:
+        out, err = first.communicate(timeout=LOADED_S)
+    finally:
+        first.kill()  # (still following attempt 2 as its own: the old fault)
+    assert first.returncode == 1 and "Traceback" not in err, out + err
+    assert "submitted again meanwhile by another `sweepgen run` (attempt 2" in out + err, out + err
+    (row,) = json.loads(cli("status", "generated/cw", "--format", "json").stdout)
+    assert row["attempt"] == 2 and row["state"] in ("PENDING", "RUNNING"), row  # attempt 2 left alone
+    assert cli("cancel", "generated/cw").exit_code == 0

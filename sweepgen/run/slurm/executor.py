@@ -145,6 +145,7 @@ class SlurmExecutor(Executor):
         self._last_poll = float("-inf")
         self._failed_polls = 0
         self._stops: dict[str, str] = {}  # run -> why stop() cancelled it: the reason poll records
+        self._jobs: dict[str, str] = {}  # run -> the job this `run` submitted it as (its attempt's)
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -494,6 +495,7 @@ class SlurmExecutor(Executor):
             status = replace(status, ids={**status.ids, "job_id": job_id})
             write_status(task.run_dir, status)
             self._tasks[task.name] = task
+            self._jobs[task.name] = job_id
             self._status[task.name] = replace(status, state=RunState.PENDING)
 
     def poll(self) -> dict[str, RunStatus]:
@@ -502,8 +504,28 @@ class SlurmExecutor(Executor):
             self._last_poll = now
             for view in self._observe_live():
                 if view.status is not None:  # (every submitted run has a status file)
-                    self._status[view.task.name] = self._with_stop_reason(view.task, view.status)
+                    status = self._superseded(view.task, view.status) or view.status
+                    self._status[view.task.name] = self._with_stop_reason(view.task, status)
         return dict(self._status)
+
+    def _superseded(self, task: RunTask, now: RunStatus) -> RunStatus | None:
+        """The end of this `run`'s attempt where the status file names another job now: while this
+        `run` did not look (stopped, or between two polls) its job ended (a `cancel`) and another
+        `run --rerun-failed` submitted the run again. That attempt is not this `run`'s: it is not
+        followed, shown as its own, or cancelled by this `run`'s Ctrl-C. None: not superseded."""
+        ours = self._jobs.get(task.name)
+        if ours is None or str(now.ids.get("job_id")) == ours:
+            return None
+        seen = self._status[task.name]
+        jobs, _ = slurm_query.query_jobs([ours])
+        ended = reconcile(task, replace(seen, state=RunState.RUNNING), jobs.get(ours))
+        again = (
+            f"submitted again meanwhile by another `sweepgen run` (attempt {now.attempt}, job "
+            f"{now.ids.get('job_id')}), not followed here"
+        )
+        if ended is None or ended.state not in TERMINAL:  # Slurm has no word on it: ended, how unknown
+            ended = replace(seen, state=RunState.FAILED, reason=f"job {ours} ended unrecorded")
+        return replace(ended, reason=f"{ended.reason or ended.state.value}; {again}")
 
     def _observe_live(self) -> list[RunView]:
         """Slurm's view of the runs not settled yet. When Slurm did not answer even after the
@@ -525,7 +547,8 @@ class SlurmExecutor(Executor):
 
     def cancel(self) -> None:
         live = [self._tasks[n] for n, s in self._status.items() if not _settled(s)]
-        for view in cancel_runs(live):
+        # only the jobs this `run` submitted: a run submitted again by another is not its to stop
+        for view in cancel_runs(live, looked=self._jobs):
             assert view.status is not None  # these runs were submitted: each has a status file
             self._status[view.task.name] = view.status
 
