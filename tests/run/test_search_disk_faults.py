@@ -86,3 +86,26 @@ def test_a_disk_filled_under_a_searchs_runs_is_exit_2_and_nothing_starts_after(t
     # the two that ran were followed to their end and told; a trial asked after them never ran
     assert [t.state.name for t in trials[:2]] == ["FAIL", "FAIL"], [t.state for t in trials]
     assert all(t.state.name == "RUNNING" for t in trials[2:]), [t.state for t in trials]
+
+
+def test_a_full_disk_under_the_study_journal_names_the_journal_not_stdout(tmp_path):
+    """The study journal's append on a full disk (a real tmpfs the test fills: the kernel answers
+    ENOSPC) raises an error naming the journal. Before, the write to the open file named no file
+    and the CLI said "<stdout>: error: cannot write to standard output: No space left on device",
+    sending the user to a disk that was fine (seen killing a search's `.search` folder's disk)."""
+    import errno
+
+    from sweepgen.run.search import study as search_study
+
+    state = tmp_path / ".search"
+    state.mkdir()
+    _mount(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(state)], state)
+    try:
+        backend = search_study.storage(tmp_path)._backend  # type: ignore[attr-defined]
+        fill_disk(state)
+        with pytest.raises(OSError) as full:
+            backend.append_logs([{"op_code": 0, "worker_id": "w", "study_name": "x" * 100_000}])
+    finally:
+        subprocess.run(["umount", "-l", str(state)], check=False)
+    assert full.value.errno == errno.ENOSPC, full.value
+    assert full.value.filename == str(state / "study.journal"), full.value

@@ -172,11 +172,12 @@ class NoFollowJournal(JournalFileBackend):
         """fsync what was appended since the last fsync (nothing to do when nothing was)."""
         if not self._unsynced:
             return
-        fd = self._open(os.O_WRONLY | os.O_APPEND)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with self._named_faults():
+            fd = self._open(os.O_WRONLY | os.O_APPEND)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         self._unsynced = False
 
     def read_logs(self, log_number_from: int) -> Generator[dict[str, Any], None, None]:
@@ -234,7 +235,7 @@ class NoFollowJournal(JournalFileBackend):
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         if self._read_only:  # a reading command never writes the study (a bug, not a user error)
             raise RuntimeError("the study was opened to read (status, report): nothing is appended")
-        with get_lock_file(self._lock):
+        with get_lock_file(self._lock), self._named_faults():
             text = "\n".join(json.dumps(log, separators=(",", ":")) for log in logs) + "\n"
             with os.fdopen(self._open(os.O_WRONLY | os.O_APPEND), "ab") as f:
                 f.write(text.encode("utf-8"))
@@ -243,6 +244,18 @@ class NoFollowJournal(JournalFileBackend):
                     self._unsynced = True
                 else:
                     os.fsync(f.fileno())
+
+    @contextlib.contextmanager
+    def _named_faults(self) -> Iterator[None]:
+        """An OSError of a write to the journal (a full disk: ENOSPC) names the journal: a write to
+        an open file names none, and the CLI took such an error for one of standard output ("cannot
+        write to standard output: No space left on device") while stdout was fine."""
+        try:
+            yield
+        except OSError as err:
+            if err.filename is not None:
+                raise
+            raise OSError(err.errno, err.strerror or str(err), self._file_path) from err
 
 
 class ReadOnlyLock(BaseJournalFileLock):
