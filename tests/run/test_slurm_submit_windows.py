@@ -537,6 +537,7 @@ def test_stopped_as_sbatch_returns_a_cancel_meanwhile_is_heard_and_nothing_runs_
             assert second.exit_code == 2 and "Traceback" not in said, said
             assert f"held by pid {proc.pid} (" in said and "stopped: SIGSTOP or Ctrl-Z" in said, said
             assert f"`kill -CONT {proc.pid}`" in said and "stays stopped" in said, said
+            assert "waiting for this sweep's Slurm submission lock" in said, said  # said before giving up
             assert _stopped(proc.pid)
         else:
             cancel = subprocess.Popen(
