@@ -285,3 +285,25 @@ def test_a_closed_stdout_is_exit_2_before_anything_is_written(proj: Path, tmp_pa
         assert "<stdout>: error: standard output is closed" in done.stderr
         assert "Traceback" not in done.stderr
     assert snapshot(tmp_path) == before
+
+
+def test_a_full_disk_error_naming_no_file_is_not_blamed_on_a_stdout_with_room(tmp_path: Path) -> None:
+    """An ENOSPC that names no file (a write to an open file, e.g. the study journal's append before
+    it named it) was said to be standard output's ("cannot write to standard output") whatever stdout
+    was. Now stdout is blamed only where it could be: /dev/full, or a file on a full disk; a pipe
+    (as here) or a file with room is never the cause."""
+    raise_it = (
+        "import errno, sys; from sweepgen.cli import _os_fault; "
+        "sys.exit(_os_fault(OSError(errno.ENOSPC, 'No space left on device')))"
+    )
+    with open("/dev/full", "w") as full:
+        on_full = subprocess.run(
+            [sys.executable, "-c", raise_it], env=ENV, stdout=full, stderr=subprocess.PIPE, text=True
+        )
+    piped = subprocess.run([sys.executable, "-c", raise_it], env=ENV, capture_output=True, text=True)
+    assert on_full.returncode == 2 and "cannot write to standard output" in on_full.stderr, on_full.stderr
+    assert piped.returncode == 2 and "Traceback" not in piped.stderr, piped.stderr
+    assert "standard output" in piped.stderr and "cannot write to standard output" not in piped.stderr, (
+        piped.stderr
+    )
+    assert "No space left on device" in piped.stderr and "hint:" in piped.stderr, piped.stderr

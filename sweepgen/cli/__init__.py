@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import io
 import os
+import stat
 import sys
 import traceback
 from collections.abc import Sequence
@@ -240,11 +241,39 @@ def _os_fault(err: OSError) -> int:
         traceback.print_exc()
         click.echo(f"internal error: {BUG_REPORT}", err=True)
         return EXIT_INTERNAL
-    if err.filename is None:  # sweepgen names the file in every error of its own file writes
+    if err.filename is None and not _stdout_cannot_be(err):  # sweepgen names its own files' faults
         return _stdout_fault(err)
+    if err.filename is None:  # a write of sweepgen's that named no file: never blamed on stdout
+        _echo_err(
+            f"error: a write of sweepgen's records failed: {err.strerror or err} (standard output is "
+            "not the cause; sweepgen did not name the file: a gap in sweepgen, please report it)\n"
+            f"  hint: {hint_for(err)}"
+        )
+        return EXIT_USAGE
     where = f"{err.filename}: " if err.filename is not None else ""
     _echo_err(f"{where}error: {err.strerror or err}\n  hint: {hint_for(err)}")
     return EXIT_USAGE
+
+
+_DEV_FULL = (1, 7)  # Linux's /dev/full: every write is ENOSPC
+
+
+def _stdout_cannot_be(err: OSError) -> bool:
+    """A full-disk error (ENOSPC) that standard output cannot have raised: stdout is a pipe or a
+    terminal (they never answer ENOSPC), or a file on a file system with room. Any other error, or a
+    stdout not a real descriptor (tests), is not judged (False)."""
+    if err.errno != errno.ENOSPC:
+        return False
+    try:
+        fd = sys.stdout.fileno()
+        info = os.fstat(fd)
+        if stat.S_ISCHR(info.st_mode):
+            return (os.major(info.st_rdev), os.minor(info.st_rdev)) != _DEV_FULL
+        if stat.S_ISREG(info.st_mode):
+            return os.fstatvfs(fd).f_bavail > 0
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    return stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode)
 
 
 _STDOUT_HINTS = {
