@@ -532,6 +532,7 @@ def test_stopped_as_sbatch_returns_a_cancel_meanwhile_is_heard_and_nothing_runs_
             # a second `run` beside it says at once who holds the lock and how to go on, and gives up
             # behind the stopped holder (before: ten minutes of silence, then exit 2 naming nobody)
             monkeypatch.setattr(slurm_journal, "STOPPED_WAIT_S", 0.5, raising=False)
+            monkeypatch.setattr(slurm_journal, "NOTICE_AFTER_S", 0.2, raising=False)
             second = cli("run", "generated/ws", "--executor", "slurm", "--command", FAKE_COMMAND)
             said = " ".join(second.output.split())
             assert second.exit_code == 2 and "Traceback" not in said, said
