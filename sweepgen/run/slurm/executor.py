@@ -517,7 +517,10 @@ class SlurmExecutor(Executor):
         if ours is None or str(now.ids.get("job_id")) == ours:
             return None
         seen = self._status[task.name]
-        jobs, _ = slurm_query.query_jobs([ours])
+        try:
+            jobs, _ = slurm_query.query_jobs([ours])
+        except UserError:  # Slurm did not answer: as last seen, asked again at the next poll
+            return seen
         ended = reconcile(task, replace(seen, state=RunState.RUNNING), jobs.get(ours))
         again = (
             f"submitted again meanwhile by another `sweepgen run` (attempt {now.attempt}, job "
