@@ -152,7 +152,10 @@ def _take(
 def lock_holder(fd: int) -> Holder | None:
     """The live process of this machine holding an flock on ``fd``'s file, from the kernel's
     /proc/locks; None when not known (no /proc, a holder on another node of a shared folder)."""
-    ino = os.fstat(fd).st_ino
+    info = os.fstat(fd)
+    # as the kernel writes it; a file system whose locks name another device (an overlay) is not
+    # matched by its inode alone (another file's holder, stopped, would end a `run`'s wait): unknown
+    key = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
     try:
         lines = _PROC_LOCKS.read_text(errors="replace").splitlines()
     except OSError:
@@ -161,7 +164,7 @@ def lock_holder(fd: int) -> Holder | None:
         parts = line.split()  # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:2457936 0 EOF"; "->": a waiter
         if len(parts) < 6 or parts[1] != "FLOCK" or not parts[4].isdigit():
             continue
-        if parts[5].rsplit(":", 1)[-1] == str(ino):
+        if parts[5] == key:
             return _process(int(parts[4]))
     return None
 
