@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core.base import Decision, RunTask
+from sweepgen.run.core.base import Decision, RunStatus, RunTask
 from sweepgen.run.core.plan.trl_output_dir import trl_script
 from sweepgen.run.start import command_overrides, installed_source, vllm_server
 from sweepgen.run.start.config_where import key_location, rendered, value_location
@@ -436,19 +436,47 @@ def resumed(
 def _resuming(
     sweep_dir: Path, decision: Decision, flags: Mapping[str, str | None], note: Note | None
 ) -> Decision:
-    if not decision.start or decision.previous is None:
-        return decision  # not started, or a first start: nothing of an attempt of ours to resume
-    config = rendered(sweep_dir, decision.task)
+    if not decision.start:
+        return decision  # not started: nothing to resume
+    task = _resumed_task(sweep_dir, decision.task, decision.previous, flags, note)
+    return decision if task is decision.task else dataclasses.replace(decision, task=task)
+
+
+def resumed_trial(
+    sweep_dir: Path,
+    command: Sequence[str] | None,
+    task: RunTask,
+    previous: RunStatus | None,
+    note: Note | None,
+) -> RunTask:
+    """A search trial's run ``task`` started again after an attempt on record (``previous``: its
+    status when started again; a run lost with its controller, or cancelled) resumed as ``resumed``
+    resumes a grid's run: ``--resume_from_checkpoint <output_dir>/checkpoint-N`` added to its command
+    where TRL's own script runs it; else ``task`` as it is."""
+    if not command or trl_script(command) is None:
+        return task
+    return _resumed_task(sweep_dir, task, previous, command_overrides.flag_values(command), note)
+
+
+def _resumed_task(
+    sweep_dir: Path,
+    task: RunTask,
+    previous: RunStatus | None,
+    flags: Mapping[str, str | None],
+    note: Note | None,
+) -> RunTask:
+    if previous is None:
+        return task  # a first start: nothing of an attempt of ours to resume
+    config = rendered(sweep_dir, task)
     last = trl_resume.started_over(config, flags)
     if last is None or trl_resume.model_only(config, flags):
-        return decision  # nothing to resume from, or weights alone (said by _say_started_over)
-    task = dataclasses.replace(decision.task, argv=(*decision.task.argv, RESUME_FLAG, last))
+        return task  # nothing to resume from, or weights alone (said by _say_started_over)
     if note is not None:
         note(
             f"{task.name}: resuming from {last}, the newest complete checkpoint of attempt "
-            f"{decision.previous.attempt} ({RESUME_FLAG} {last} added to its command)"
+            f"{previous.attempt} ({RESUME_FLAG} {last} added to its command)"
         )
-    return dataclasses.replace(decision, task=task)
+    return dataclasses.replace(task, argv=(*task.argv, RESUME_FLAG, last))
 
 
 def _judge_here(
