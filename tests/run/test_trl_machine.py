@@ -1321,6 +1321,44 @@ def test_a_trl_run_rerun_after_a_failed_attempt_resumes_from_its_newest_complete
     assert (model_only in output) is ("save_only_model" in extra), output
 
 
+@pytest.mark.parametrize(
+    ("source", "resumed"),
+    [
+        (_OWN_SFT, True),  # TrlParser, and train(resume_from_checkpoint=training_args....)
+        (_OWN_SFT_UNSEEN, False),  # train() alone: transformers never resumes; not seen to take it
+        (_OWN_SFT.replace("parser.parse_args_and_config()", 'parser.parse_yaml_file("c.yaml")'), False),
+    ],
+)
+def test_a_script_of_one_s_own_handing_resume_on_as_trl_s_resumes_when_rerun(
+    tmp_path, monkeypatch, source, resumed
+):
+    """`python train.py --config {config}` parsing SFTConfig with TrlParser and handing
+    resume_from_checkpoint to trainer.train as TRL's scripts do: `run --rerun-failed` after a failed
+    attempt trained from step 0 again, saving over checkpoint-3 (only TRL's own scripts were
+    resumed). Now resumed as they are; a script not seen to take the flag (its train() alone, or a
+    parser reading the file alone) is left as it is."""
+    from sweepgen.run.core.base import RunState, RunStatus, write_status
+    from sweepgen.run.local.liveness import this_host
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    Path("train.py").write_text(source + "raise SystemExit(9)\n")
+    _sweep(tmp_path, {"bf16": False})
+    (tmp_path / "runs" / "t" / "beta1" / "checkpoint-3").mkdir(parents=True)
+    (tmp_path / "runs" / "t" / "beta1" / "checkpoint-3" / "trainer_state.json").write_text("{}")
+    write_status(
+        tmp_path / "runs" / "t" / "beta1",
+        RunStatus(RunState.FAILED, "local", exit_code=-9, ids={"host": this_host()}),
+    )
+    code, output = _run(
+        "--rerun-failed", command=f"{shlex.quote(sys.executable)} train.py --config {{config}}"
+    )
+    assert code == 0, output
+    assert ("--resume_from_checkpoint runs/t/beta1/checkpoint-3 > runs/t/beta1/" in output) is resumed, output
+    said = "beta1: resuming from runs/t/beta1/checkpoint-3, the newest complete checkpoint of attempt 1"
+    assert (said in output) is resumed, output
+
+
 @pytest.mark.parametrize("previous", [True, False])
 def test_a_trl_search_trial_started_again_after_a_lost_attempt_resumes_as_a_grid_run_does(
     tmp_path, monkeypatch, previous
