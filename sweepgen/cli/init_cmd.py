@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     "config",
     required=True,
     type=click.Path(dir_okay=False),
-    help="an existing YAML, JSON or TOML trainer config",
+    help="an existing YAML, JSON or TOML trainer config, or a Python file calling GRPOConfig(...) "
+    "(its literal arguments, read without running it)",
 )
 @click.option(
     "--schema",
