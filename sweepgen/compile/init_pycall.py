@@ -11,8 +11,10 @@ runs read has no tuples; TrlParser reads a list for each sequence field).
 from __future__ import annotations
 
 import ast
+import difflib
 from typing import Any
 
+from sweepgen.compile.schema import trl_guess
 from sweepgen.errors import Location, UserError
 
 # TRL's config classes (trl_guess._CLASS), the calls taken for a config
@@ -88,8 +90,24 @@ class _Reader:
                     location=_at(self.path, kw),
                     hint="write each field as name=value in the call, then init again",
                 )
+            self.known(call, kw)
             data[kw.arg] = self.literal(kw.value, kw.arg)
         return data
+
+    def known(self, call: ast.Call, kw: ast.keyword) -> None:
+        """Refuse a keyword the call's class has no field for (read from the installed TRL)."""
+        name = _class_of(call) or ""
+        fields = trl_guess.config_class_fields(trl_guess.command_of_class(name) or "").names
+        if not fields or kw.arg in fields:
+            return
+        close = difflib.get_close_matches(str(kw.arg), sorted(fields), n=1)
+        raise UserError(
+            f"{name} has no field `{kw.arg}`: Python raises TypeError at the call, before anything trains",
+            location=_at(self.path, kw),
+            key=kw.arg,
+            hint=(f"did you mean `{close[0]}`? " if close else "")
+            + f"fix the name in the call (TRL's {name} lists its fields), then init again",
+        )
 
     def literal(self, node: ast.expr, key: str) -> Any:
         """The value of ``node`` where it is a literal a spec carries as the same type."""

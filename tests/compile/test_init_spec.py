@@ -433,3 +433,31 @@ def test_the_spec_from_a_grpo_config_call_renders_what_trl_reads_as_that_call(he
     expected["reward_weights"] = list(expected["reward_weights"])  # the call's tuple: a list in YAML
     (read,) = TrlParser((GRPOConfig,)).parse_args_and_config(["--config", "generated/train/seed42.yaml"])
     assert {**read.to_dict(), "output_dir": "Qwen2-0.5B-GRPO"} == expected
+
+
+@pytest.mark.train  # the class's fields are read from the installed TRL's source; GRPOConfig is the oracle
+@pytest.mark.parametrize("cls", ["GRPOConfig", "SFTConfig", "DPOConfig"])
+def test_a_keyword_the_config_class_has_no_field_for_is_refused_as_python_refuses_the_call(here, cls):
+    """`GRPOConfig(learning_rat=1e-5)` raises TypeError in the script; `init --from train.py`
+    took it as a key, and `trl grpo` would refuse it only at `run` (or never, for a script of
+    one's own). The class's fields read from TRL's source are exactly its dataclass fields."""
+    import dataclasses
+
+    import trl
+
+    from sweepgen.compile.schema import trl_guess
+
+    real = getattr(trl, cls)
+    with pytest.raises(TypeError):
+        real(output_dir="o", learning_rat=1e-5)
+    command = trl_guess.command_of_class(cls) or ""
+    assert trl_guess.config_class_fields(command).names == {
+        f.name for f in dataclasses.fields(real) if f.init
+    }
+    (here / "train.py").write_text(
+        f"from trl import {cls}\nargs = {cls}(\n    output_dir='o', learning_rat=1e-5\n)\n"
+    )
+    result = cli("init", "--from", "train.py")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"train.py:3:21: error: {cls} has no field `learning_rat`"), result.stderr
+    assert "did you mean `learning_rate`?" in result.stderr and not (here / "specs").exists()

@@ -157,6 +157,11 @@ def script_fields(command: str) -> ScriptFields:
     return ScriptFields(frozenset(fields), known, frozenset(cls for _, cls in parsed))
 
 
+def command_of_class(name: str) -> str | None:
+    """The ``trl`` command whose config class is ``name`` (``GRPOConfig``: ``grpo``)."""
+    return next((command for command, cls in _CLASS.items() if cls == name), None)
+
+
 def config_class(command: str) -> str:
     """The name of ``trl <command>``'s config class (``GRPOConfig``); "" for no TRL command."""
     return _CLASS.get(command, "")
