@@ -46,6 +46,12 @@ def config_call(path: str, text: str) -> dict[str, Any]:
     return _Reader(path, text).arguments(calls[0])
 
 
+def command_of(path: str, text: str) -> str | None:
+    """The ``trl`` command whose config class the file's one config call builds (``grpo``)."""
+    calls = [node for node in ast.walk(_parsed(path, text)) if isinstance(node, ast.Call) and _class_of(node)]
+    return trl_guess.command_of_class(_class_of(calls[0]) or "") if len(calls) == 1 else None
+
+
 def _parsed(path: str, text: str) -> ast.Module:
     try:
         return ast.parse(text, filename=path)

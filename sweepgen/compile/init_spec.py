@@ -104,6 +104,15 @@ def starter(
     return Starter({spec_path: "\n".join(lines) + "\n", template_path: template}, spec_path)
 
 
+def trl_command_of(config: str) -> str | None:
+    """The ``trl`` command whose config class a Python ``config``'s one call builds (init_pycall);
+    None for another file (its command is guessed from its keys)."""
+    if os.path.splitext(config)[1].lower() != ".py":
+        return None
+    raw = project.read_regular(config, what="config", loc=Location(config))
+    return init_pycall.command_of(config, yamlio.decode_utf8(raw, config))
+
+
 def _run_name_lines(data: dict[str, Any], schema_keys: Mapping[str, Any]) -> list[str]:
     """``run_name`` as the run's name; a ``hub_model_id`` pushed to (``push_to_hub: true``) as its
     own repository per run (``<id>-<run>``): one id would have every run push over the others'.

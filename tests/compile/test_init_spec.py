@@ -461,3 +461,16 @@ def test_a_keyword_the_config_class_has_no_field_for_is_refused_as_python_refuse
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"train.py:3:21: error: {cls} has no field `learning_rat`"), result.stderr
     assert "did you mean `learning_rate`?" in result.stderr and not (here / "specs").exists()
+
+
+def test_the_command_of_a_python_config_call_is_its_class_s_not_a_guess_from_its_keys(here):
+    """`DPOConfig(learning_rate=1e-6, beta=0.1)`: its keys fit `trl grpo` as well, and init told
+    to run it with `trl grpo` (or, TRL not installed here, with YOUR-TRAINER); the class says `dpo`."""
+    (here / "train.py").write_text(
+        "from trl import DPOConfig\nargs = DPOConfig(learning_rate=1e-6, beta=0.1)\n"
+    )
+    result = cli("init", "--from", "train.py")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "note: train.py builds a `trl dpo` config. Add `schema: trl:dpo`" in said, said
+    assert "next: sweepgen run generated/train --command 'trl dpo --config {config}'" in said, said
