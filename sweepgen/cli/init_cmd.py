@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     "config",
     required=True,
     type=click.Path(dir_okay=False),
-    help="an existing YAML, JSON or TOML trainer config",
+    help="an existing YAML, JSON or TOML trainer config, or a Python file calling GRPOConfig(...) "
+    "(its literal arguments, read without running it)",
 )
 @click.option(
     "--schema",
@@ -88,17 +89,28 @@ def init(
     tasks = _rendered_tasks(folder)
     _notes(tasks, grid, seeds)
     if command is None and not _bundled_trainer_configs(tasks):
-        command = _trl_command(tasks, specs_dir, sweep, os.path.basename(config)) or "YOUR-TRAINER {config}"
+        command = _trl_command(tasks, specs_dir, sweep, config) or "YOUR-TRAINER {config}"
     info(f"next: sweepgen run {folder}" + (f" --command {shlex.quote(command)}" if command else ""))
     return EXIT_OK
 
 
-def _trl_command(tasks: list[RunTask] | None, specs_dir: str, sweep: str, named: str) -> str | None:
-    """The ``trl`` command a config given without ``--schema`` is written for, said with the schema
-    that checks it as TRL parses it; None (said: give --command) when it reads as no TRL command's."""
+def _trl_command(tasks: list[RunTask] | None, specs_dir: str, sweep: str, config: str) -> str | None:
+    """The ``trl`` command a config given without ``--schema`` is written for (a Python file's: its
+    call's class), said with the schema that checks it as TRL parses it; None (said: give
+    --command) when it reads as no TRL command's."""
     from sweepgen.compile import api
 
-    commands, keys = api.trl_commands_for(tasks[0].config, named.lower()) if tasks else ([], [])
+    called = api.trl_command_of_python(config)
+    if called is not None:  # the class the file's call builds: known, not guessed from the keys
+        spec = os.path.join(specs_dir, f"{sweep}.yaml")
+        info(
+            f"note: {os.path.basename(config)} builds a `trl {called}` config. Add `schema: trl:{called}` to "
+            f"{spec} (or run init with --schema trl:{called}) so that `check` and `render` refuse what "
+            f"`trl {called} --config` would"
+        )
+        return f"trl {called} --config {{config}}"
+    named = os.path.basename(config).lower()
+    commands, keys = api.trl_commands_for(tasks[0].config, named) if tasks else ([], [])
     if not commands:
         # a plain `run` starts the bundled trainer, which refuses it
         info("this config is not the bundled trainer's: say how your trainer runs a config with --command")

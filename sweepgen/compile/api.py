@@ -267,6 +267,14 @@ def trl_commands_for(config: Any, named: str = "") -> tuple[list[str], list[str]
     return trl_guess.commands_for(config, named) if isinstance(config, dict) else ([], [])
 
 
+def trl_command_of_python(config: str) -> str | None:
+    """The ``trl`` command a Python config given to `init` builds the class of (``GRPOConfig(...)``:
+    ``grpo``); None for another file."""
+    from sweepgen.compile import init_spec  # noqa: PLC0415 - for `init` alone
+
+    return init_spec.trl_command_of(config)
+
+
 def init_project(
     config: str,
     *,

@@ -1,7 +1,8 @@
 """`sweepgen init --from CONFIG`: a starting spec and template from a config the user already has.
 
 The spec includes the config (YAML or JSON) as its base, or holds it inline (TOML, which the spec's
-include does not read); each run writes to ``runs/<sweep>/<run>`` (the config's ``output_dir`` set
+include does not read, and the literal keyword arguments of a Python file's one ``GRPOConfig(...)``
+call: init_pycall); each run writes to ``runs/<sweep>/<run>`` (the config's ``output_dir`` set
 per run when it has one, else the spec's ``run_dir``; any other output folder the config names,
 such as verl's ``trainer.default_local_dir``, set to that run folder too); a first grid axis over
 the seed when the config has one; and, with a schema class, that class exported to ``schemas/``
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen import escape, output_keys, paths
+from sweepgen.compile import init_pycall
 from sweepgen.compile.spec import project
 from sweepgen.errors import Location, UserError
 from sweepgen.formats import yamlio
@@ -61,11 +63,11 @@ def starter(
     ``schema_keys``: the schema's top-level keys and their defaults (`--schema`), which a grid may
     sweep where the config leaves them to their default (TRL's `seed`, `beta`...)."""
     suffix = os.path.splitext(config)[1].lower()
-    if suffix not in (*INCLUDED, ".toml"):
+    if suffix not in (*INCLUDED, ".toml", ".py"):
         raise UserError(
             f"cannot start a spec from a {suffix or 'suffix-less'} file",
             location=Location(config),
-            hint="give a YAML, JSON or TOML config",
+            hint="give a YAML, JSON or TOML config, or a Python file calling GRPOConfig(...)",
         )
     data = _read(config, suffix)
     spec_path = os.path.join(specs_dir, f"{name}.yaml")
@@ -87,7 +89,7 @@ def starter(
     ]
     if suffix in INCLUDED:
         lines += ["base:", f"  include: [{json.dumps(rel(config))}]"]
-    else:  # TOML: the spec's include reads YAML; the config is copied in
+    else:  # TOML, a Python call's arguments: the spec's include reads YAML; the config is copied in
         lines += ["base: " + _flow(data, "", config)]
     keys = schema_keys or {}
     lines += _run_folder_lines(data, keys)
@@ -100,6 +102,15 @@ def starter(
         lines += [f"schema: {json.dumps(rel(schema_file))}   # exported: checked without importing"]
     template = "{{ config | to_json }}\n" if out_ext == ".json" else "{{ config | to_yaml }}\n"
     return Starter({spec_path: "\n".join(lines) + "\n", template_path: template}, spec_path)
+
+
+def trl_command_of(config: str) -> str | None:
+    """The ``trl`` command whose config class a Python ``config``'s one call builds (init_pycall);
+    None for another file (its command is guessed from its keys)."""
+    if os.path.splitext(config)[1].lower() != ".py":
+        return None
+    raw = project.read_regular(config, what="config", loc=Location(config))
+    return init_pycall.command_of(config, yamlio.decode_utf8(raw, config))
 
 
 def _run_name_lines(data: dict[str, Any], schema_keys: Mapping[str, Any]) -> list[str]:
@@ -328,6 +339,8 @@ def _read(config: str, suffix: str) -> dict[str, Any]:
         )
     raw = project.read_regular(config, what="config", loc=Location(config))
     text = yamlio.decode_utf8(raw, config)
+    if suffix == ".py":  # read through ast, never imported or run
+        return init_pycall.config_call(config, text)
     if suffix == ".toml":
         try:
             data: Any = tomllib.loads(text)

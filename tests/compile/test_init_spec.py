@@ -355,3 +355,122 @@ def test_a_config_two_trl_commands_fit_alike_takes_the_one_its_file_names(here):
     said = " ".join(result.output.split())
     assert "this reads as a `trl rloo` config (or `trl grpo`, whose keys it fits as well;" in said, said
     assert "--command 'trl rloo --config {config}'" in said
+
+
+# TRL's GRPO quick start, in short: a script that builds its GRPOConfig in Python (read, never run)
+_GRPO_SCRIPT = """import os
+from trl import GRPOConfig, GRPOTrainer
+
+training_args = GRPOConfig(
+    output_dir="Qwen2-0.5B-GRPO",
+    learning_rate=1e-5,
+    logging_steps=10,
+    reward_weights=(1.0, -0.5),
+    model_init_kwargs={"torch_dtype": "bfloat16"},
+    seed=42,
+)
+raise SystemExit(9)
+"""
+
+
+def test_a_python_file_s_grpo_config_call_starts_a_spec_from_its_literal_arguments(here):
+    """`init --from train.py` was refused ("give a YAML, JSON or TOML config"): a TRL user's config
+    is often a GRPOConfig(...) call in their script. Its literal keyword arguments are now the spec's
+    base (read through ast, never run: the script would exit 9), a tuple as a list."""
+    (here / "train.py").write_text(_GRPO_SCRIPT)
+    result = cli("init", "--from", "train.py")
+    assert result.exit_code == 0, result.output
+    assert cli("render", "specs/train.yaml").exit_code == 0
+    from sweepgen.formats import yamlio
+
+    rendered = yamlio.loads((here / "generated/train/seed43.yaml").read_text(), "x").data
+    assert rendered == {
+        "output_dir": "runs/train/seed43",
+        "learning_rate": 1e-5,
+        "logging_steps": 10,
+        "reward_weights": [1.0, -0.5],
+        "model_init_kwargs": {"torch_dtype": "bfloat16"},
+        "seed": 43,
+    }
+
+
+@pytest.mark.parametrize(
+    ("source", "at", "says"),
+    [
+        (_GRPO_SCRIPT.replace("=1e-5", "=-(-1e-5)"), "6:19", "`learning_rate` is `-(-1e-5)`, not a literal"),
+        (_GRPO_SCRIPT.replace('"Qwen2-0.5B-GRPO"', "os.environ['OUT']"), "5:16", "`output_dir` is"),
+        (_GRPO_SCRIPT.replace("seed=42,", "**extra,"), "10:5", "GRPOConfig(**...)"),
+        (_GRPO_SCRIPT.replace("GRPOConfig(", "GRPOConfig('o',"), "4:28", "a positional argument"),
+        (_GRPO_SCRIPT.replace("(1.0, -0.5)", "{1.0}"), "8:20", "`reward_weights` is `{1.0}`"),
+        (_GRPO_SCRIPT.replace('{"torch_dtype"', "{1"), "9:24", "a key that is no string"),
+        (_GRPO_SCRIPT + "other = SFTConfig(output_dir='x')\n", "13:9", "calls a TRL config class 2 times"),
+        ("import trl\n", "1:1", "holds no call of a TRL config class"),
+        ("GRPOConfig(\n", "1:11", "not Python that parses"),
+    ],
+)
+def test_a_python_config_call_init_cannot_read_is_exit_2_at_its_line_and_column(here, source, at, says):
+    """What is not a literal (a name, an expression, **kwargs, a positional argument, a set) is never
+    guessed: refused where it is written, as are a file with no or two config calls."""
+    (here / "train.py").write_text(source)
+    result = cli("init", "--from", "train.py")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"train.py:{at}: error: ") and says in result.stderr, result.stderr
+    assert "Traceback" not in result.output and not (here / "specs").exists()
+
+
+@pytest.mark.train  # the oracle: TRL's own GRPOConfig and TrlParser
+def test_the_spec_from_a_grpo_config_call_renders_what_trl_reads_as_that_call(here):
+    """TrlParser reading the rendered run's YAML (`trl grpo --config`) builds the GRPOConfig the
+    script's call builds, but for the run's own folder and seed."""
+    from trl import GRPOConfig, TrlParser
+
+    script = _GRPO_SCRIPT.replace("seed=42,", "seed=42, use_cpu=True, bf16=False,")  # a machine without a GPU
+    (here / "train.py").write_text(script)
+    assert cli("init", "--from", "train.py").exit_code == 0
+    assert cli("render", "specs/train.yaml").exit_code == 0
+    call = script[script.index("GRPOConfig(") : script.index("raise")]
+    expected = eval(call, {"GRPOConfig": GRPOConfig}).to_dict()  # the test's own script
+    expected["reward_weights"] = list(expected["reward_weights"])  # the call's tuple: a list in YAML
+    (read,) = TrlParser((GRPOConfig,)).parse_args_and_config(["--config", "generated/train/seed42.yaml"])
+    assert {**read.to_dict(), "output_dir": "Qwen2-0.5B-GRPO"} == expected
+
+
+@pytest.mark.train  # the class's fields are read from the installed TRL's source; GRPOConfig is the oracle
+@pytest.mark.parametrize("cls", ["GRPOConfig", "SFTConfig", "DPOConfig"])
+def test_a_keyword_the_config_class_has_no_field_for_is_refused_as_python_refuses_the_call(here, cls):
+    """`GRPOConfig(learning_rat=1e-5)` raises TypeError in the script; `init --from train.py`
+    took it as a key, and `trl grpo` would refuse it only at `run` (or never, for a script of
+    one's own). The class's fields read from TRL's source are exactly its dataclass fields."""
+    import dataclasses
+
+    import trl
+
+    from sweepgen.compile.schema import trl_guess
+
+    real = getattr(trl, cls)
+    with pytest.raises(TypeError):
+        real(output_dir="o", learning_rat=1e-5)
+    command = trl_guess.command_of_class(cls) or ""
+    assert trl_guess.config_class_fields(command).names == {
+        f.name for f in dataclasses.fields(real) if f.init
+    }
+    (here / "train.py").write_text(
+        f"from trl import {cls}\nargs = {cls}(\n    output_dir='o', learning_rat=1e-5\n)\n"
+    )
+    result = cli("init", "--from", "train.py")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"train.py:3:21: error: {cls} has no field `learning_rat`"), result.stderr
+    assert "did you mean `learning_rate`?" in result.stderr and not (here / "specs").exists()
+
+
+def test_the_command_of_a_python_config_call_is_its_class_s_not_a_guess_from_its_keys(here):
+    """`DPOConfig(learning_rate=1e-6, beta=0.1)`: its keys fit `trl grpo` as well, and init told
+    to run it with `trl grpo` (or, TRL not installed here, with YOUR-TRAINER); the class says `dpo`."""
+    (here / "train.py").write_text(
+        "from trl import DPOConfig\nargs = DPOConfig(learning_rate=1e-6, beta=0.1)\n"
+    )
+    result = cli("init", "--from", "train.py")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "note: train.py builds a `trl dpo` config. Add `schema: trl:dpo`" in said, said
+    assert "next: sweepgen run generated/train --command 'trl dpo --config {config}'" in said, said

@@ -55,18 +55,45 @@ def _run(command: str = GRPO) -> tuple[int, str]:
     return result.exit_code, " ".join(result.output.split())
 
 
+# a person's own script parsing GRPOConfig as TRL's docs show (read, never run: it would exit 9)
+OWN = f"{shlex.quote(sys.executable)} train.py --config {{config}}"
+_OWN_SCRIPT = """from trl import GRPOConfig, ModelConfig, ScriptArguments, TrlParser
+
+parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
+raise SystemExit(9)
+"""
+
+
+@pytest.mark.parametrize("command", [GRPO, OWN], ids=["trl script", "own script"])
 @pytest.mark.parametrize(("extra", "key", "said"), CASES)
-def test_a_rule_trl_raises_for_is_refused_without_a_schema(tmp_path, monkeypatch, extra, key, said):
+def test_a_rule_trl_raises_for_is_refused_without_a_schema(tmp_path, monkeypatch, extra, key, said, command):
+    """Also for `python train.py --config {config}`, a script of one's own parsing GRPOConfig with
+    TrlParser: the class raises these while the script parses the config, and such runs met none
+    of the rules before (the own-script cases fail on the previous commit)."""
     from trl import GRPOConfig
 
     with pytest.raises(ValueError):  # the oracle: TRL's own class refuses it at each run's start
         GRPOConfig(output_dir=str(tmp_path / "o"), use_cpu=True, **{"bf16": False, **extra})
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(_OWN_SCRIPT)
     _sweep(tmp_path, {"bf16": False, **extra})
-    code, output = _run()
+    code, output = _run(command)
     assert code == 2, output
     assert "generated/t/beta1.yaml:" in output and f"(at `{key}`)" in output and said in output, output
     assert "Traceback" not in output
+    assert ("GRPOConfig, which train.py parses, raises this" in output) is (command == OWN), output
+
+
+def test_a_rule_of_a_class_one_s_own_script_may_not_parse_is_left_to_it(tmp_path, monkeypatch):
+    """ModelConfig's lora_target_modules as one comma-joined string (PEFT reads a regular
+    expression): refused for `trl grpo`, whose script hands it to PEFT, but a person's script that
+    parses GRPOConfig may never parse ModelConfig or hand it on: not refused there."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(_OWN_SCRIPT)
+    _sweep(tmp_path, {"bf16": False, "lora_target_modules": "q_proj,v_proj"})
+    assert _run()[0] == 2
+    code, output = _run(OWN)
+    assert code == 0, output
 
 
 def test_the_command_lines_value_is_judged_at_the_command_and_a_good_config_passes(tmp_path, monkeypatch):

@@ -1321,6 +1321,89 @@ def test_a_trl_run_rerun_after_a_failed_attempt_resumes_from_its_newest_complete
     assert (model_only in output) is ("save_only_model" in extra), output
 
 
+@pytest.mark.parametrize(
+    ("source", "resumed"),
+    [
+        (_OWN_SFT, True),  # TrlParser, and train(resume_from_checkpoint=training_args....)
+        (_OWN_SFT_UNSEEN, False),  # train() alone: transformers never resumes; not seen to take it
+        (_OWN_SFT.replace("parser.parse_args_and_config()", 'parser.parse_yaml_file("c.yaml")'), False),
+    ],
+)
+def test_a_script_of_one_s_own_handing_resume_on_as_trl_s_resumes_when_rerun(
+    tmp_path, monkeypatch, source, resumed
+):
+    """`python train.py --config {config}` parsing SFTConfig with TrlParser and handing
+    resume_from_checkpoint to trainer.train as TRL's scripts do: `run --rerun-failed` after a failed
+    attempt trained from step 0 again, saving over checkpoint-3 (only TRL's own scripts were
+    resumed). Now resumed as they are; a script not seen to take the flag (its train() alone, or a
+    parser reading the file alone) is left as it is."""
+    from sweepgen.run.core.base import RunState, RunStatus, write_status
+    from sweepgen.run.local.liveness import this_host
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    Path("train.py").write_text(source + "raise SystemExit(9)\n")
+    _sweep(tmp_path, {"bf16": False})
+    (tmp_path / "runs" / "t" / "beta1" / "checkpoint-3").mkdir(parents=True)
+    (tmp_path / "runs" / "t" / "beta1" / "checkpoint-3" / "trainer_state.json").write_text("{}")
+    write_status(
+        tmp_path / "runs" / "t" / "beta1",
+        RunStatus(RunState.FAILED, "local", exit_code=-9, ids={"host": this_host()}),
+    )
+    code, output = _run(
+        "--rerun-failed", command=f"{shlex.quote(sys.executable)} train.py --config {{config}}"
+    )
+    assert code == 0, output
+    assert ("--resume_from_checkpoint runs/t/beta1/checkpoint-3 > runs/t/beta1/" in output) is resumed, output
+    said = "beta1: resuming from runs/t/beta1/checkpoint-3, the newest complete checkpoint of attempt 1"
+    assert (said in output) is resumed, output
+
+
+@pytest.mark.parametrize("previous", [True, False])
+def test_a_trl_search_trial_started_again_after_a_lost_attempt_resumes_as_a_grid_run_does(
+    tmp_path, monkeypatch, previous
+):
+    """A search trial's `trl grpo` run lost with its controller (or cancelled) was started again by
+    the next `run` from step 0, saving over its checkpoints: only a grid's runs went through
+    trl_start.resumed. Now the controller's start adds `--resume_from_checkpoint` of the newest
+    complete checkpoint as a grid's does; a trial's first start is left alone."""
+    from types import SimpleNamespace
+
+    from sweepgen.run.core.base import RunState, RunStatus, RunTask, write_status
+    from sweepgen.run.local.liveness import this_host
+    from sweepgen.run.search.controller import SearchController, _LiveTrial
+
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"bf16": False})
+    run = tmp_path / "runs" / "t" / "beta1"
+    for step in (2, 4):
+        (run / f"checkpoint-{step}").mkdir(parents=True)
+    (run / "checkpoint-2" / "trainer_state.json").write_text("{}")  # checkpoint-4: cut while saving
+    if previous:
+        lost = RunStatus(RunState.RUNNING, "local", attempt=1, ids={"host": this_host(), "pid": 2**22 + 1})
+        write_status(run, lost)
+    command = shlex.split(TRL)
+    argv = tuple(w.replace("{config}", "generated/t/beta1.yaml") for w in command)
+    task = RunTask("beta1", "beta1", Path("generated/t/beta1.yaml"), Path("runs/t/beta1"), argv)
+    started: list[RunTask] = []
+    executor = SimpleNamespace(start=lambda tasks, planned: started.extend(tasks))
+    controller = SimpleNamespace(
+        sweep_dir=Path("generated/t"),
+        renderer=SimpleNamespace(command=tuple(command)),
+        events=[],
+        _started_by=lambda: executor,
+    )
+    SearchController._launch(controller, _LiveTrial(trial=None, tasks=[task]), [task])  # type: ignore[arg-type]
+    resume = ("--resume_from_checkpoint", "runs/t/beta1/checkpoint-2")
+    assert (started[0].argv[-2:] == resume) is previous, started
+    said = "beta1: resuming from runs/t/beta1/checkpoint-2, the newest complete checkpoint of attempt 1"
+    assert controller.events == (
+        [f"{said} (--resume_from_checkpoint runs/t/beta1/checkpoint-2 added to its command)"]
+        if previous
+        else []
+    )
+
+
 def test_paths_outside_the_working_folder_are_said_not_checked(tmp_path, monkeypatch):
     """A dataset named by an absolute path and a model folder that is a link out of the working
     folder are not looked at (a pull request's link must not make `run` read a private folder): the

@@ -157,6 +157,28 @@ def script_fields(command: str) -> ScriptFields:
     return ScriptFields(frozenset(fields), known, frozenset(cls for _, cls in parsed))
 
 
+def command_of_class(name: str) -> str | None:
+    """The ``trl`` command whose config class is ``name`` (``GRPOConfig``: ``grpo``)."""
+    return next((command for command, cls in _CLASS.items() if cls == name), None)
+
+
+def config_class(command: str) -> str:
+    """The name of ``trl <command>``'s config class (``GRPOConfig``); "" for no TRL command."""
+    return _CLASS.get(command, "")
+
+
+def config_class_fields(command: str) -> ScriptFields:
+    """``script_fields`` of the command's config class alone (``GRPOConfig``: its own fields and
+    its bases', TrainingArguments' too): what a person's own script parsing that class takes for
+    sure (its other classes, ModelConfig's or ScriptArguments', are not known to be parsed)."""
+    if command not in _CLASS or not _shared():
+        return ScriptFields(frozenset(), {}, frozenset())
+    parsed = [*_SHARED[:2], (f"trl.trainer.{command}_config", _CLASS[command])]
+    fields = _defaults(parsed)
+    known = {name: value for name, value in fields.items() if value is not _NO_LITERAL}
+    return ScriptFields(frozenset(fields), known, frozenset(cls for _, cls in parsed))
+
+
 def _defaults(parsed: Iterable[tuple[str, str]]) -> dict[str, Any]:
     """Field -> its literal default (_NO_LITERAL: none) of the classes ``parsed``, in their order."""
     fields: dict[str, Any] = {}

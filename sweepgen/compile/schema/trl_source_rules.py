@@ -17,10 +17,13 @@ from sweepgen.compile.schema import jsonschema_subset, trl_guess, trl_raises
 _NOT = "matches a schema under `not` ("
 
 
-def refusals(command: str, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+def refusals(command: str, config: Mapping[str, Any], *, own: bool = False) -> list[tuple[str, str]]:
     """(dotted path, why) of each rule ``config`` (a run's config as ``trl <command>`` reads it: the
-    command line's values over the file's) breaks; none where TRL's source cannot be read here."""
-    fields = trl_guess.script_fields(command)
+    command line's values over the file's) breaks; none where TRL's source cannot be read here.
+    ``own``: read by a person's own script parsing the command's config class: that class's rules
+    alone (its ``__post_init__`` and TrainingArguments' raise while it parses, whatever the script
+    does next), none of ModelConfig's or ScriptArguments' (which the script may not parse)."""
+    fields = trl_guess.config_class_fields(command) if own else trl_guess.script_fields(command)
     if not fields.names:
         return []
     found = jsonschema_subset.validate(dict(config), _rules(fields))
@@ -28,6 +31,11 @@ def refusals(command: str, config: Mapping[str, Any]) -> list[tuple[str, str]]:
         *((path, _why(message)) for path, message in found),
         *trl_raises.across_fields(dict(config), fields.defaults),
     ]
+
+
+def config_class(command: str) -> str:
+    """The name of ``trl <command>``'s config class (``GRPOConfig``)."""
+    return trl_guess.config_class(command)
 
 
 def _rules(fields: trl_guess.ScriptFields) -> dict[str, Any]:

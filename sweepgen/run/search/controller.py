@@ -336,8 +336,13 @@ class SearchController:
 
     def _launch(self, live: _LiveTrial, tasks: Sequence[RunTask]) -> None:
         """Hand ``tasks`` to the executor with their status as seen now: one another process takes
-        meanwhile is skipped there, and followed here (``_held_elsewhere``)."""
+        meanwhile is skipped there, and followed here (``_held_elsewhere``). A run of TRL's own
+        script started again after an attempt on record resumes from its newest complete checkpoint
+        (trl_start.resumed_trial), as a grid's run does."""
         planned = {t.name: read_status(t.run_dir) for t in tasks}
+        # a run started again after an attempt on record resumes from its checkpoint, as a grid's
+        command, note = self.renderer.command, self.events.append
+        tasks = [trl_start.resumed_trial(self.sweep_dir, command, t, planned[t.name], note) for t in tasks]
         self._started_by().start(tasks, planned)
         live.planned.update(planned)
         live.started |= planned.keys()

@@ -32,15 +32,24 @@ def judge(
     script: str,
     command: Sequence[str],
     given: Collection[str],
+    *,
+    own: str | None = None,
 ) -> None:
     """Exit 2 at the first rule the run's ``config`` (``given``: the keys its command line sets)
-    breaks, run by TRL's ``script``."""
+    breaks, run by TRL's ``script``; ``own``: the word of a person's own script that parses the
+    ``script``'s config class (trl_own_script): that class's rules alone."""
     if not installed_source.same_environment(command):
         return
-    found = run_api.trl_source_rules.refusals(script, config)
+    found = run_api.trl_source_rules.refusals(script, config, own=own is not None)
     if not found:
         return
-    raise _refusal(sweep_dir, task, config, script, (*found[0], given))
+    refusal = _refusal(sweep_dir, task, config, script, (*found[0], given))
+    if own is not None:
+        refusal.hint = (
+            f"{run_api.trl_source_rules.config_class(script)}, which {own} parses, raises this at "
+            "each run's start; fix the value in the spec and render again"
+        )
+    raise refusal
 
 
 def _refusal(

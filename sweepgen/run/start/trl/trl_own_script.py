@@ -143,8 +143,11 @@ def _placed(call: ast.Call, position: int) -> bool:
 
 
 def _reads(names: set[str]) -> str:
-    """What the parser the script spells reads (parsed_class)."""
-    if "TrlParser" in names:
+    """What the parser the script spells reads (parsed_class): TrlParser's ``parse_args_and_config``
+    reads the command line over the config (taken for it where no other reader is named); its
+    other readers are HfArgumentParser's own."""
+    others = names & (_FILE_READERS | {"parse_args_into_dataclasses"})
+    if "TrlParser" in names and ("parse_args_and_config" in names or not others):
         return READS_BOTH
     argv_only = "parse_args_into_dataclasses" in names and not names & _FILE_READERS
     return READS_ARGV if argv_only else READS_FILE

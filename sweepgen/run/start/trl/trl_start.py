@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core.base import Decision, RunTask
+from sweepgen.run.core.base import Decision, RunStatus, RunTask
 from sweepgen.run.core.plan.trl_output_dir import trl_script
 from sweepgen.run.start import command_overrides, installed_source, vllm_server
 from sweepgen.run.start.config_where import key_location, rendered, value_location
@@ -333,7 +333,9 @@ def _judge_own_batches(
     counts = trl_processes.launch_counts(command)
     cpu_here = context.local and context.gpus_each is None and trl_precision.no_accelerator()
     here = installed_source.same_environment(command)  # the classes installed here are the run's
+    word = context.own[0] if context.own is not None else None
     for task, config in read:
+        trl_cross_fields.judge(context.sweep_dir, task, config, context.script, command, given, own=word)
         processes = _processes(config, counts, command, context.gpus_each, cpu_here)
         with _reading(*trl_generation.READS, "num_processes", "accelerate_config"):
             trl_generation.judge(
@@ -403,11 +405,12 @@ def _say_started_over(context: _Context, task: RunTask, config: Mapping[str, Any
     resume_from_checkpoint names) that starts over beside checkpoints no attempt on record left
     (those an attempt on record left are resumed from: resumed)."""
     own_flags = command_overrides.flag_values(task.argv)  # the command's, and a resume added here
-    over = trl_resume.started_over(config, own_flags) if context.own is None else None
+    resumable = context.own is None or _own_resumes((context.script, *context.own))
+    over = trl_resume.started_over(config, own_flags) if resumable else None
     if over is not None and context.warn is not None:
         words = _MODEL_ONLY if trl_resume.model_only(config, own_flags) else _STARTS_OVER
         context.warn(key_location(context.sweep_dir, task, ()), words.format(over))
-    unlisted = trl_resume.unlisted(config, context.flags, over=context.own is None)
+    unlisted = trl_resume.unlisted(config, context.flags, over=resumable)
     if unlisted is not None and context.warn is not None:  # past MAX_LISTED: said, never a quiet pass
         where = value_location(context.sweep_dir, task, "output_dir", "output_dir" in context.flags)
         context.warn(where, unlisted)
@@ -419,15 +422,16 @@ RESUME_FLAG = "--resume_from_checkpoint"
 def resumed(
     sweep_dir: Path, command: Sequence[str] | None, decisions: Sequence[Decision], note: Note | None = None
 ) -> list[Decision]:
-    """``decisions`` with each run of TRL's own script (``trl grpo``, ``-m trl.scripts.grpo``) started
-    again after an attempt on record (``--rerun-failed``, a run lost by a `run` that died) resuming
+    """``decisions`` with each run of TRL's own script (``trl grpo``, ``-m trl.scripts.grpo``; or a
+    person's own script that resumes as TRL's do: resumes_by_flag) started again after an attempt
+    on record (``--rerun-failed``, a run lost by a `run` that died) resuming
     from the newest complete ``checkpoint-N`` (holding trainer_state.json, which transformers writes
     last) that attempt left in its ``output_dir``: ``--resume_from_checkpoint <output_dir>/checkpoint-N``
     added to its command, as a TRL user restarts a run by hand. TRL's scripts resume only from what
     ``resume_from_checkpoint`` names, so without it the run trained from step 0 again and saved over
     those checkpoints. A run whose config or command sets ``resume_from_checkpoint`` is left as it
     says; each resumed run is said (``note``)."""
-    if not command or trl_script(command) is None:
+    if not command or not resumes_by_flag(command):
         return list(decisions)
     flags = command_overrides.flag_values(command)
     return [_resuming(sweep_dir, d, flags, note) for d in decisions]
@@ -436,19 +440,61 @@ def resumed(
 def _resuming(
     sweep_dir: Path, decision: Decision, flags: Mapping[str, str | None], note: Note | None
 ) -> Decision:
-    if not decision.start or decision.previous is None:
-        return decision  # not started, or a first start: nothing of an attempt of ours to resume
-    config = rendered(sweep_dir, decision.task)
+    if not decision.start:
+        return decision  # not started: nothing to resume
+    task = _resumed_task(sweep_dir, decision.task, decision.previous, flags, note)
+    return decision if task is decision.task else dataclasses.replace(decision, task=task)
+
+
+def resumes_by_flag(command: Sequence[str]) -> bool:
+    """Whether runs of ``command`` resume from the checkpoint ``--resume_from_checkpoint`` names, and
+    only from it: TRL's own script, or a person's own script parsing TRL's config class with
+    ``TrlParser`` (its command line over the config) and seen handing it to
+    ``trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)`` as TRL's do."""
+    return trl_script(command) is not None or _own_resumes(trl_own_script.parsed_class(command))
+
+
+def _own_resumes(own: tuple[str, str, str, frozenset[str]] | None) -> bool:
+    """``own`` (trl_own_script.parsed_class) reads the command line over the config and hands
+    ``resume_from_checkpoint`` to ``train`` as TRL's scripts do."""
+    return own is not None and own[2] == trl_own_script.READS_BOTH and "resume_from_checkpoint" in own[3]
+
+
+def resumed_trial(
+    sweep_dir: Path,
+    command: Sequence[str] | None,
+    task: RunTask,
+    previous: RunStatus | None,
+    note: Note | None,
+) -> RunTask:
+    """A search trial's run ``task`` started again after an attempt on record (``previous``: its
+    status when started again; a run lost with its controller, or cancelled) resumed as ``resumed``
+    resumes a grid's run: ``--resume_from_checkpoint <output_dir>/checkpoint-N`` added to its command
+    where TRL's own script runs it; else ``task`` as it is."""
+    if not command or not resumes_by_flag(command):
+        return task
+    return _resumed_task(sweep_dir, task, previous, command_overrides.flag_values(command), note)
+
+
+def _resumed_task(
+    sweep_dir: Path,
+    task: RunTask,
+    previous: RunStatus | None,
+    flags: Mapping[str, str | None],
+    note: Note | None,
+) -> RunTask:
+    if previous is None:
+        return task  # a first start: nothing of an attempt of ours to resume
+    config = rendered(sweep_dir, task)
     last = trl_resume.started_over(config, flags)
     if last is None or trl_resume.model_only(config, flags):
-        return decision  # nothing to resume from, or weights alone (said by _say_started_over)
-    task = dataclasses.replace(decision.task, argv=(*decision.task.argv, RESUME_FLAG, last))
+        return task  # nothing to resume from, or weights alone (said by _say_started_over)
     if note is not None:
         note(
             f"{task.name}: resuming from {last}, the newest complete checkpoint of attempt "
-            f"{decision.previous.attempt} ({RESUME_FLAG} {last} added to its command)"
+            f"{previous.attempt} ({RESUME_FLAG} {last} added to its command)"
         )
-    return dataclasses.replace(decision, task=task)
+    return dataclasses.replace(task, argv=(*task.argv, RESUME_FLAG, last))
 
 
 def _judge_here(
