@@ -436,8 +436,7 @@ def _not_finished(
     is_alive: Callable[[RunStatus], bool],
 ) -> Decision:
     """The decision for a run not finished: held elsewhere, new, running, or ended otherwise."""
-    if runlock.is_held(task.run_dir) and not (ended_on_record(state, status, is_alive) and not rerun_failed):
-        # whatever its status file says: a live process holds the run (another `sweepgen run`)
+    if _held_elsewhere(task, state, status, rerun_failed=rerun_failed, is_alive=is_alive):
         return Decision(task, False, RunState.SKIPPED, _held_reason(state, status, is_alive), status)
     if state is None or state is RunState.PENDING:
         return Decision(task, True, RunState.PENDING, "not started yet", status)
@@ -447,6 +446,21 @@ def _not_finished(
     if state in RETRYABLE:
         return _retry(task, state, status, rerun_failed=rerun_failed, is_alive=is_alive)
     raise AssertionError(f"unhandled run state {state!r}")  # every RunState is covered above
+
+
+def _held_elsewhere(
+    task: RunTask,
+    state: RunState | None,
+    status: RunStatus | None,
+    *,
+    rerun_failed: bool,
+    is_alive: Callable[[RunStatus], bool],
+) -> bool:
+    """Whatever its status file says, a live process holds the run (another `sweepgen run`); a run
+    ended on record whose holder has not let go is --rerun-failed's to wait for, not held."""
+    return runlock.is_held(task.run_dir) and not (
+        ended_on_record(state, status, is_alive) and not rerun_failed
+    )
 
 
 def plan(

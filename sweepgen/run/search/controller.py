@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -471,11 +471,7 @@ class SearchController:
     def _cancelled_by_request(self, live: _LiveTrial) -> bool:
         """A run of the trial was cancelled (not pruned) while the search is asked to stop: the
         request is written before any run is stopped, so it is seen here."""
-        cancelled = [
-            s
-            for s in live.ended.values()
-            if s is not None and s.state is RunState.CANCELLED and not _pruned(s)
-        ]
+        cancelled = _cancelled_not_pruned(live.ended.values())
         if not self.stopping and any(s.reason in _WHOLE_CANCEL for s in cancelled):
             # a whole-search cancel's own words (`--only` has others), for a run it stopped or
             # dropped from the queue as it started: its request was on disk before, and a second
@@ -717,6 +713,11 @@ def _failed(status: RunStatus) -> bool:
 
 def _pruned(status: RunStatus | None) -> bool:
     return bool(status and status.state is RunState.CANCELLED and is_pruned_reason(status.reason))
+
+
+def _cancelled_not_pruned(ended: Iterable[RunStatus | None]) -> list[RunStatus]:
+    """The ended runs of a trial that were cancelled, not pruned."""
+    return [s for s in ended if s is not None and s.state is RunState.CANCELLED and not _pruned(s)]
 
 
 def _shown(params: dict[str, Any]) -> str:

@@ -63,19 +63,27 @@ def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
     try:
         fd = runfs.open_file(path, flags, mode, printed=not writes)
     except OSError as err:
-        if err.errno == errno.EMLINK:
-            raise _refused(path, f"is {runfs.HARD_LINK_REFUSED}") from None
-        if err.errno == errno.ELOOP:
-            raise _refused(Path(err.filename or path), "is a symbolic link") from None
-        if err.errno == errno.ENOTDIR:
-            raise _refused(Path(err.filename or path.parent), "is not a folder") from None
-        if err.errno == errno.ENXIO:  # a FIFO, socket or device
-            raise _refused(path, f"is {err.strerror}") from None
-        raise
+        refused = _refusal(path, err)
+        if refused is None:
+            raise
+        raise refused from None
     if writes and os.fstat(fd).st_nlink > 1:
         os.close(fd)
         raise _refused(path, "is a hard link (another name for the same file), never written to")
     return fd
+
+
+def _refusal(path: Path, err: OSError) -> ConfigError | None:
+    """What opening ``path`` met that the state folder never holds of its own; None: another error."""
+    if err.errno == errno.EMLINK:
+        return _refused(path, f"is {runfs.HARD_LINK_REFUSED}")
+    if err.errno == errno.ELOOP:
+        return _refused(Path(err.filename or path), "is a symbolic link")
+    if err.errno == errno.ENOTDIR:
+        return _refused(Path(err.filename or path.parent), "is not a folder")
+    if err.errno == errno.ENXIO:  # a FIFO, socket or device
+        return _refused(path, f"is {err.strerror}")
+    return None
 
 
 def _identity(fd: int) -> tuple[int, int]:

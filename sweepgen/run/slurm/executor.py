@@ -602,9 +602,7 @@ class SlurmExecutor(Executor):
         stopped between its look and this, another one ending the run, `--rerun-failed` submitting
         attempt 2) is left running and said so (watch.py), never cancelled unseen."""
         recorded = [task for task, _ in runs if read_status(task.run_dir) is not None]
-        unrecorded = [(t, s) for t, s in runs if t not in recorded and s.ids.get("job_id")]
-        if unrecorded:
-            slurm_query.scancel(provably_ours(unrecorded, from_journal=True))
+        _cancel_unrecorded(runs, recorded)
         looked = {task.name: str(status.ids.get("job_id")) for task, status in runs}
         views = cancel_runs(recorded, looked=looked) if recorded else []
         # still live: a job its status names that Slurm knows under another name, left alone
@@ -630,11 +628,7 @@ class SlurmExecutor(Executor):
         named = [t.name for t in gone if t.name in submitted]
         if not named:
             return {}
-        try:
-            # asked within the time `status` gives Slurm: a hung squeue must not hold it
-            held = within(answer_s, lambda: held_jobs(named, root))
-        except SweepgenError:  # no Slurm here, or it refused: not known whether it holds the job
-            held = None
+        held = _held_within(answer_s, named, root)
         return {t.name: _vanished_view(t, submitted[t.name], held) for t in gone if t.name in submitted}
 
     @classmethod
@@ -1323,3 +1317,19 @@ def _requeued(job: slurm_query.JobInfo) -> bool:
     """Slurm holds the job to run it again. PENDING counts only from squeue, which is current: sacct
     lists an array task that has already run as PENDING until it catches up."""
     return job.state in slurm_query.REQUEUE_STATES or (job.state == "PENDING" and job.source == "squeue")
+
+
+def _held_within(answer_s: float, named: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo] | None:
+    """Slurm's jobs of these runs, asked within the time `status` gives Slurm (a hung squeue must not
+    hold it); None where no Slurm answers here or it refused: not known whether it holds the job."""
+    try:
+        return within(answer_s, lambda: held_jobs(named, root))
+    except SweepgenError:
+        return None
+
+
+def _cancel_unrecorded(runs: Sequence[tuple[RunTask, RunStatus]], recorded: Sequence[RunTask]) -> None:
+    """scancel the jobs of runs whose directory was deleted: the job their view names (the journal)."""
+    unrecorded = [(t, s) for t, s in runs if t not in recorded and s.ids.get("job_id")]
+    if unrecorded:
+        slurm_query.scancel(provably_ours(unrecorded, from_journal=True))

@@ -136,10 +136,7 @@ def _take(
     stopped_since: tuple[int, float] | None = None  # (the holder's pid, since when it is seen stopped)
     while True:
         holder, now = lock_holder(fd), time.monotonic()
-        if holder is None or not holder.stopped:
-            stopped_since = None
-        elif stopped_since is None or stopped_since[0] != holder.pid:
-            stopped_since = (holder.pid, now)
+        stopped_since = _seen_stopped(stopped_since, holder, now)
         stopped_long = (
             give_up_stopped and stopped_since is not None and now - stopped_since[1] >= STOPPED_WAIT_S
         )
@@ -147,6 +144,17 @@ def _take(
             raise _busy(path, holder, now - began)
         if runlock.flock_within(fd, min(1.0, max(0.0, wait_s - (now - began))), every_s=0.2):
             return
+
+
+def _seen_stopped(
+    seen: tuple[int, float] | None, holder: Holder | None, now: float
+) -> tuple[int, float] | None:
+    """(the holder's pid, since when it is seen stopped), kept while that same process stays stopped."""
+    if holder is None or not holder.stopped:
+        return None
+    if seen is None or seen[0] != holder.pid:
+        return (holder.pid, now)
+    return seen
 
 
 def lock_holder(fd: int) -> Holder | None:

@@ -389,7 +389,12 @@ def _say_waiting(elsewhere: Sequence[Decision], display: Display) -> None:
     _say_held(ended, "run(s) ended on record whose lock another process still holds", display)
     for d in ended:
         display.note(f"  {d.task.name}: {d.reason}")
-    for d in running:  # what is known of a run nobody records (its supervisor died), and what to do
+    _say_unrecorded(running, display)
+
+
+def _say_unrecorded(running: Sequence[Decision], display: Display) -> None:
+    """What is known of a run nobody records (its supervisor died), and what to do."""
+    for d in running:
         note = running_note(d.previous) if d.previous is not None else None
         if note is not None:
             display.note(f"  {d.task.name}: {note}")
@@ -496,11 +501,8 @@ def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> Run
     status = read_status(run_dir)
     state, reason = effective_state(run_dir, status, is_alive)
     executor = status.executor if status is not None else "local"
-    if runlock.is_held(run_dir) and state not in (RunState.FINISHED,):
-        if ended_on_record(state, status, is_alive):  # not running: its lock's holder has not let go
-            assert status is not None  # ended_on_record says so
-            return replace(status, state=RunState.PENDING, reason=HELD_AFTER_END)
-        return replace(status, state=RunState.RUNNING) if status else RunStatus(RunState.RUNNING, executor)
+    if runlock.is_held(run_dir) and state is not RunState.FINISHED:
+        return _held(status, state, executor, is_alive)
     if _let_go(d, status, state, is_alive):
         return RunStatus(RunState.PENDING, executor, reason=LET_GO)
     if state is None:
@@ -508,6 +510,17 @@ def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> Run
     if state in (RunState.PENDING, RunState.RUNNING):
         return _still_going(status, state, executor, is_alive)
     return _ended(status, state, reason, executor)
+
+
+def _held(
+    status: RunStatus | None, state: RunState | None, executor: str, is_alive: Callable[[RunStatus], bool]
+) -> RunStatus:
+    """A run whose lock another process holds: running, or ended on record while that holder has not
+    let go of its lock."""
+    if ended_on_record(state, status, is_alive):
+        assert status is not None  # ended_on_record says so
+        return replace(status, state=RunState.PENDING, reason=HELD_AFTER_END)
+    return replace(status, state=RunState.RUNNING) if status else RunStatus(RunState.RUNNING, executor)
 
 
 def _still_going(
