@@ -538,3 +538,44 @@ def _exec(source: str) -> dict:
     scope: dict = {}
     exec(source, scope)
     return scope
+
+
+# What a `def` fixes when it runs, not when it is called: its defaults, its decorators' arguments, a
+# closure's cells. Each pair differs in what `probe()` returns, as Python itself runs them.
+_DEF_TIME = [
+    (
+        "lr = {}\ndef f(x=lr):\n    return x\nlr = 2\nprobe = lambda: f()\n",
+        "default read when the def runs",
+    ),
+    (
+        "lr = {}\ndef f(*, x=lr):\n    return x\nlr = 2\nprobe = lambda: f()\n",
+        "keyword-only default",
+    ),
+    (
+        "lr = {}\nclass C:\n    def f(self, x=lr):\n        return x\nlr = 2\nprobe = lambda: C().f()\n",
+        "a method's default",
+    ),
+    (
+        "import functools\nN = {}\n@functools.lru_cache(N)\ndef f(x):\n    return [x]\nN = 2\n"
+        "probe = lambda: f.cache_parameters()['maxsize']\n",
+        "a decorator's argument",
+    ),
+    (
+        "def mk(v):\n    def f():\n        return v\n    return f\ng = mk({})\nprobe = lambda: g()\n",
+        "a closure's cell",
+    ),
+    (
+        "def mk():\n    v = 0\n    def f():\n        return v\n    v = {}\n    return f\n"
+        "g = mk()\nprobe = lambda: g()\n",
+        "a cell rebound after the def",
+    ),
+]
+
+
+@pytest.mark.parametrize(("program", "what"), _DEF_TIME, ids=[what for _, what in _DEF_TIME])
+def test_what_a_def_fixes_when_it_runs_is_part_of_it(program, what, tmp_path):
+    one, two = program.format(1), program.format(3)
+    assert _run(one)["probe"]() != _run(two)["probe"](), what  # the oracle: Python tells them apart
+    (tmp_path / "a.py").write_text(one.replace("probe = ", "# "))
+    (tmp_path / "b.py").write_text(two.replace("probe = ", "# "))
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes, what

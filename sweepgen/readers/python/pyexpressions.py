@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -371,6 +372,30 @@ class Expressions:
         return KeptView(
             normalised(node), held, lambda values: self.read_text(values) + where, self.filename, node.lineno
         )
+
+    def kept_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, defaults: list[Any]) -> NotEvaluated:
+        """A ``def``'s source with what Python fixes when the ``def`` runs, not when it is called: the
+        values its decorators read then, its defaults (the objects, live, as a lambda's: ``lr = 1;
+        def f(x=lr)`` then ``lr = 2`` still calls with 1), and the names its body reads from an
+        enclosing function (a closure's cells, read from that call's scope as it ends)."""
+        shown = sorted({read for decorator in node.decorator_list for read in self.reads_shown(decorator)})
+        enclosing = [scope for scope in self.scopes[1:] if id(scope) not in self.class_scopes]
+        cells = _cells(node, enclosing)
+        if not [*defaults, *shown, *cells]:
+            return self.opaque(node)
+        text = functools.partial(self.def_text, shown, cells)
+        return KeptView(normalised(node), (defaults, enclosing), text, self.filename, node.lineno)
+
+    def def_text(
+        self, shown: list[str], cells: list[str], held: tuple[list[Any], list[dict[str, Any]]]
+    ) -> str:
+        """A kept ``def``'s defaults and, after ``where``, its decorators' reads and its cells now."""
+        parts = [*shown, *self.cell_texts(cells, held[1])]
+        return self.read_text(held[0]) + (f" where {', '.join(parts)}" if parts else "")
+
+    def cell_texts(self, cells: list[str], scopes: list[dict[str, Any]]) -> list[str]:
+        values = ((name, _innermost(scopes, name)) for name in cells)
+        return [f"{name}={self.read_text(value)}" for name, value in values if _shown_read(name, value)]
 
     def rest_read(self, node: ast.GeneratorExp) -> list[tuple[str, str]]:
         """The names a generator expression reads past its first iterable, bound in the file, with
@@ -891,6 +916,16 @@ def _later_reads(node: ast.GeneratorExp) -> list[str]:
     own = _names_in([g.target for g in node.generators])
     conditions = [c for g in node.generators for c in g.ifs]
     return sorted(_names_in([node.elt, *(g.iter for g in node.generators[1:]), *conditions]) - own)
+
+
+def _cells(node: ast.FunctionDef | ast.AsyncFunctionDef, enclosing: list[dict[str, Any]]) -> list[str]:
+    """The names a nested ``def``'s body reads that an enclosing function binds: its closure."""
+    body = _names_read(ast.Module(body=node.body, type_ignores=[])) - _parameters(node.args)
+    return sorted(name for name in body if any(name in scope for scope in enclosing))
+
+
+def _innermost(scopes: list[dict[str, Any]], name: str) -> Any:
+    return next(scope[name] for scope in reversed(scopes) if name in scope)
 
 
 def _parameters(args: ast.arguments) -> set[str]:

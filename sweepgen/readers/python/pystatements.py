@@ -136,7 +136,8 @@ class Evaluator(Expressions):
         params = stmt.args
         defaults = [self.value(d) for d in params.defaults]
         kw_defaults = [NO_DEFAULT if d is None else self.value(d) for d in params.kw_defaults]
-        return Function(stmt, self.opaque(stmt), defaults, kw_defaults)
+        given = [*defaults, *(d for d in kw_defaults if d is not NO_DEFAULT)]
+        return Function(stmt, self.kept_def(stmt, given), defaults, kw_defaults)
 
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901, PLR0912 - binds Python's argument kinds one after another, as the interpreter does
         if self.depth >= _CALL_DEPTH:
