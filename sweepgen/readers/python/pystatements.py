@@ -411,7 +411,7 @@ class Evaluator(Expressions):
         """``from .base import x`` in an mmengine config: the names the base file binds, read."""
         for alias in stmt.names:
             if alias.name == "*":
-                scope.update({k: v for k, v in names.items() if not k.startswith("_")})
+                scope.update(self.star_imported(stmt, module, names))
             elif alias.name in names:
                 scope[alias.asname or alias.name] = names[alias.name]
             else:
@@ -420,6 +420,23 @@ class Evaluator(Expressions):
                     location=Location(self.filename, stmt.lineno, stmt.col_offset + 1),
                     hint="the base file must bind that name at module level",
                 )
+
+    def star_imported(self, stmt: ast.ImportFrom, module: str, names: dict[str, Any]) -> dict[str, Any]:
+        """The names ``from .base import *`` binds: in ``with read_base():`` every name the base's
+        config holds (mmengine's lazy import copies all but dunders, ``_x`` and ``__all__`` aside);
+        elsewhere Python's: those ``__all__`` lists, else those not starting with ``_``."""
+        if self.in_read_base:
+            return _without(names, "__")
+        listed = names.get("__all__")
+        if listed is None:
+            return _without(names, "_")
+        if not _names_bound(listed, names):
+            raise ConfigError(
+                f"`{module}`'s `__all__` is not a list of the names it binds, so `import *` cannot be read",
+                location=Location(self.filename, stmt.lineno, stmt.col_offset + 1),
+                hint="list in `__all__` names the base file binds at module level, or import them by name",
+            )
+        return {n: names[n] for n in listed}
 
     def bind(self, scope: dict[str, Any], target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         spelled = dotted(target)
@@ -619,6 +636,15 @@ def _scope_data(scope: dict[str, Any], rest: list[Any]) -> dict[str, Any]:
     if rest:
         out["__statements__"] = rest
     return out
+
+
+def _without(names: dict[str, Any], prefix: str) -> dict[str, Any]:
+    return {k: v for k, v in names.items() if not k.startswith(prefix)}
+
+
+def _names_bound(listed: Any, names: dict[str, Any]) -> bool:
+    """Is a base's ``__all__`` a list (or tuple) of names it binds?"""
+    return isinstance(listed, (list, tuple)) and all(isinstance(n, str) and n in names for n in listed)
 
 
 def _literal_path(target: ast.expr) -> tuple[Any, ...] | None:
