@@ -569,6 +569,16 @@ _DEF_TIME = [
         "g = mk()\nprobe = lambda: g()\n",
         "a cell rebound after the def",
     ),
+    (
+        "def mk(a):\n    v = 0\n    f = lambda: v\n    v = a\n    return f\n"
+        "g = mk({})\nprobe = lambda: g()\n",
+        "a lambda's cell rebound after it is made",
+    ),
+    (
+        "def mk(a):\n    def h():\n        return a\n    def f():\n        return h()\n    return f\n"
+        "g = mk({})\nprobe = lambda: g()\n",
+        "a nested def calling another",
+    ),
 ]
 
 
