@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -385,7 +384,7 @@ class Expressions:
         Python's late binding does (``v = 0; f = lambda: v; v = a`` returns ``a``)."""
         shown = [f"{n}={self.read_text(self.lookup(n))}" for n in names if n not in cells and self.visible(n)]
         defaults = [d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None]
-        text = functools.partial(self.def_text, shown, cells)
+        text = self.def_writer(shown, cells)
         return KeptView(
             normalised(node), (self.sequence(defaults, list), enclosing), text, self.filename, node.lineno
         )
@@ -404,8 +403,17 @@ class Expressions:
         cells = _cells(node, enclosing)
         if not [*defaults, *shown, *cells]:
             return self.opaque(node)
-        text = functools.partial(self.def_text, shown, cells)
+        text = self.def_writer(shown, cells)
         return KeptView(normalised(node), (defaults, enclosing), text, self.filename, node.lineno)
+
+    def def_writer(self, shown: list[str], cells: list[str]) -> Callable[[Any], str]:
+        """``def_text`` for one kept function, as a plain function: a branch deep-copies the views
+        it holds, and a function is copied as itself (a bound method would copy this evaluator)."""
+
+        def text(held: Any) -> str:
+            return self.def_text(shown, cells, held)
+
+        return text
 
     def def_text(
         self, shown: list[str], cells: list[str], held: tuple[list[Any], list[dict[str, Any]]]

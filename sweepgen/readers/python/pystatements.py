@@ -632,10 +632,32 @@ class ModuleScope(dict):  # type: ignore[type-arg]
 def _scope_data(scope: dict[str, Any], rest: list[Any]) -> dict[str, Any]:
     """A module's or class's names as data (a function as its source), and the statements that
     could not be followed under ``__statements__``."""
-    out = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
+    out = {k: _function_source(v) for k, v in scope.items()}
     if rest:
         out["__statements__"] = rest
     return out
+
+
+def _function_source(value: Any) -> Any:
+    """A function as its source, also where a branch the reader could not decide recorded it
+    (``{"@value": f, "@when": {cond: f'}}``: a call there changed its defaults)."""
+    if isinstance(value, Function):
+        return value.source
+    if (
+        isinstance(value, dict)
+        and "@when" in value
+        and any(isinstance(v, Function) for v in _recorded(value))
+    ):
+        return {k: (_function_source(v) if k == "@value" else _branch_sources(v)) for k, v in value.items()}
+    return value
+
+
+def _recorded(value: dict[str, Any]) -> list[Any]:
+    return [value.get("@value"), *value["@when"].values()]
+
+
+def _branch_sources(when: dict[str, Any]) -> dict[str, Any]:
+    return {cond: _function_source(v) for cond, v in when.items()}
 
 
 def _without(names: dict[str, Any], prefix: str) -> dict[str, Any]:
