@@ -598,3 +598,16 @@ def test_a_function_a_branch_leaves_alone_is_no_change(tmp_path):
     (tmp_path / "a.py").write_text(program)
     (tmp_path / "b.py").write_text(program)
     assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes == []
+
+
+def test_a_functions_default_a_branch_changes_is_a_change(tmp_path, monkeypatch):
+    # a call under a condition the reader cannot decide changes the branch's copy of the default:
+    # one call against two is a change (for a while it read as equal: the copy kept the text of
+    # the original's default)
+    program = "import os\ndef f(x=[]):\n    x.append(1)\n    return 0\nif os.environ.get('SWEEPGEN_T_A'):\n{}"
+    one, two = program.format("    f()\n"), program.format("    f()\n    f()\n")
+    monkeypatch.setenv("SWEEPGEN_T_A", "1")
+    assert _run(one)["f"].__defaults__ != _run(two)["f"].__defaults__  # the oracle: Python itself
+    (tmp_path / "a.py").write_text(one)
+    (tmp_path / "b.py").write_text(two)
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes

@@ -129,7 +129,11 @@ class Function:
         memo[id(self)] = twin
         twin.defaults = copy.deepcopy(self.defaults, memo)
         twin.kw_defaults = copy.deepcopy(self.kw_defaults, memo)
-        twin.source = copy.deepcopy(self.source, memo)  # its text reads the defaults as copied
+        kept = self.source
+        if isinstance(kept, KeptView):  # its text reads the defaults as copied (a view is not copied)
+            twin.source = KeptView(
+                kept.call, copy.deepcopy(kept.held, memo), kept.text, kept.where, kept.line
+            )
         return twin
 
 
