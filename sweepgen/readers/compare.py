@@ -58,10 +58,10 @@ def compare(
     """Read ``a`` and ``b`` (files, or ``SPEC.yaml:VARIANT`` through ``variant_config``), diff them
     and gate the changes by the ``allow`` globs. ``kinds`` forces each side's reader (``--as``)."""
     # each YAML side's head, read once: it says both how to read the pair and whether a side is a spec
-    heads: tuple[str | None, str | None] = (None, None)
+    heads = (_yaml_head(a, kinds[0]), _yaml_head(b, kinds[1]))
     if yaml_version is None:
-        heads = (_yaml_head(a, kinds[0]), _yaml_head(b, kinds[1]))
         yaml_version = _shared_reading(heads)
+    declared = _declared_reading(heads, yaml_version)
     first = _load(a, resolve_bases, yaml_version, variant_config, kinds[0], heads[0])
     second = _load(b, resolve_bases, yaml_version, variant_config, kinds[1], heads[1])
     first, second = _aligned(first, second)
@@ -70,6 +70,8 @@ def compare(
     changes = semantic.diff(first.data, second.data)
     if yaml_version is None and _read_as_11(heads, first, second):
         changes = [*changes, *_changes_as_12((a, b), resolve_bases, kinds, changes)]
+    if declared is not None:
+        changes = [*changes, *_changes_as_12((a, b), resolve_bases, kinds, changes, reading=declared)]
     return Comparison(
         first=first,
         second=second,
@@ -86,18 +88,44 @@ def compare(
 def _read_as_11(heads: tuple[str | None, str | None], first: ReadResult, second: ReadResult) -> bool:
     """Both sides plain YAML read as YAML 1.1 (PyYAML's reading), with a scalar YAML 1.2 reads
     otherwise (``1e-3``, ``0o10``, ``yes``: warned), which OmegaConf may read otherwise too."""
-    plain = all(head is not None and not _is_spec_text(head) for head in heads)
-    return plain and any("in YAML 1.2" in warning for warning in [*first.warnings, *second.warnings])
+    return _plain_pair(heads) and any(
+        "in YAML 1.2" in warning for warning in [*first.warnings, *second.warnings]
+    )
+
+
+def _declared_reading(heads: tuple[str | None, str | None], chosen: str | None) -> str | None:
+    """The reading a ``%YAML`` directive names where it is not the one the pair is read by: a
+    YAML 1.2 loader (ruamel.yaml) reads a document as its directive says, so ``%YAML 1.2`` read as
+    YAML 1.1 by default (PyYAML's, which ignores it) may still be read as 1.2 (``yes``, ``on``,
+    ``017``, ``1:30`` otherwise), and ``%YAML 1.1`` read ``--yaml 1.2`` as 1.1 (``0o17`` a string)."""
+    other = {None: "1.2", "1.2": "1.1"}.get(chosen)
+    if other is None or not _plain_pair(heads):
+        return None
+    return other if any(_declares(head, other) for head in heads) else None
+
+
+def _declares(head: str | None, version: str) -> bool:
+    return re.search(rf"^%YAML[ \t]+{re.escape(version)}\b", head or "", re.M) is not None
+
+
+def _plain_pair(heads: tuple[str | None, str | None]) -> bool:
+    """Both sides YAML files, neither a sweepgen spec."""
+    return all(head is not None and not _is_spec_text(head) for head in heads)
 
 
 def _changes_as_12(
-    refs: tuple[str, str], resolve_bases: bool, kinds: tuple[str | None, str | None], found: list[Change]
+    refs: tuple[str, str],
+    resolve_bases: bool,
+    kinds: tuple[str | None, str | None],
+    found: list[Change],
+    reading: str = "omegaconf",
 ) -> list[Change]:
-    """The changes OmegaConf's reading sees that YAML 1.1 (PyYAML's) does not: a plain file's
-    consumer may be either, so ``lr: 1e-3`` against ``lr: '1e-3'`` (one string to PyYAML, a
-    float and a string to OmegaConf) is never "no differences"; ``yes`` against ``true`` (one
-    bool to both) stays equal."""
-    sides = [_load(ref, resolve_bases, "omegaconf", None, kind, None) for ref, kind in zip(refs, kinds)]
+    """The changes another reading (OmegaConf's; YAML 1.2's for a file that declares it) sees that
+    YAML 1.1 (PyYAML's) does not: a plain file's consumer may be either, so ``lr: 1e-3`` against
+    ``lr: '1e-3'`` (one string to PyYAML, a float and a string to OmegaConf) is never "no
+    differences"; ``yes`` against ``true`` (one bool to both) stays equal unless a file declares
+    ``%YAML 1.2`` (a string to a YAML 1.2 loader)."""
+    sides = [_load(ref, resolve_bases, reading, None, kind, None) for ref, kind in zip(refs, kinds)]
     first, second = _aligned(sides[0], sides[1])
     seen = {change.path for change in found}
     return [change for change in semantic.diff(first.data, second.data) if change.path not in seen]

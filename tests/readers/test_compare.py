@@ -225,3 +225,38 @@ def test_a_plain_yaml_scalar_two_readings_tell_apart_is_a_change(tmp_path):
             b = _write(tmp_path, "b.yaml", f"x: {two}\n")
             if readings(f"x: {one}\n") != readings(f"x: {two}\n"):
                 assert compare(a, b).changes, (one, two)
+
+
+_DECLARED = ["yes", "true", "on", "'on'", "017", "15", "0o17", "'0o17'", "1:30", "90"]
+
+
+@pytest.mark.parametrize("directive", ["%YAML 1.2", "%YAML 1.1"])
+def test_a_yaml_directive_names_a_reading_that_may_tell_a_pair_apart(tmp_path, directive):
+    # A YAML 1.2 loader (ruamel.yaml) reads a document as its `%YAML` directive says; PyYAML reads
+    # every one as 1.1. Before, `%YAML 1.2` files with `yes` against `true` (a string and a bool to
+    # ruamel) were "no differences", and `%YAML 1.1` ones with `0o17` against `15` under --yaml 1.2.
+    import warnings
+
+    import yaml
+
+    ruamel = pytest.importorskip("ruamel.yaml")
+
+    def ruamel_reads(text: str) -> str:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # its YAML 1.1 float without a dot
+            value = ruamel.YAML(typ="safe", pure=True).load(text)["x"]
+        return f"{type(value).__name__}:{value!r}"
+
+    def pyyaml_reads(text: str) -> str:
+        value = yaml.safe_load(text)["x"]
+        return f"{type(value).__name__}:{value!r}"
+
+    for i, one in enumerate(_DECLARED):
+        for two in _DECLARED[i + 1 :]:
+            texts = [f"{directive}\n---\nx: {value}\n" for value in (one, two)]
+            a, b = _write(tmp_path, "a.yaml", texts[0]), _write(tmp_path, "b.yaml", texts[1])
+            by_ruamel = ruamel_reads(texts[0]) != ruamel_reads(texts[1])
+            if by_ruamel or pyyaml_reads(texts[0]) != pyyaml_reads(texts[1]):
+                assert compare(a, b).changes, (directive, one, two)
+            if by_ruamel:
+                assert compare(a, b, yaml_version="1.2").changes, (directive, one, two)

@@ -538,3 +538,76 @@ def _exec(source: str) -> dict:
     scope: dict = {}
     exec(source, scope)
     return scope
+
+
+# What a `def` fixes when it runs, not when it is called: its defaults, its decorators' arguments, a
+# closure's cells. Each pair differs in what `probe()` returns, as Python itself runs them.
+_DEF_TIME = [
+    (
+        "lr = {}\ndef f(x=lr):\n    return x\nlr = 2\nprobe = lambda: f()\n",
+        "default read when the def runs",
+    ),
+    (
+        "lr = {}\ndef f(*, x=lr):\n    return x\nlr = 2\nprobe = lambda: f()\n",
+        "keyword-only default",
+    ),
+    (
+        "lr = {}\nclass C:\n    def f(self, x=lr):\n        return x\nlr = 2\nprobe = lambda: C().f()\n",
+        "a method's default",
+    ),
+    (
+        "import functools\nN = {}\n@functools.lru_cache(N)\ndef f(x):\n    return [x]\nN = 2\n"
+        "probe = lambda: f.cache_parameters()['maxsize']\n",
+        "a decorator's argument",
+    ),
+    (
+        "def mk(v):\n    def f():\n        return v\n    return f\ng = mk({})\nprobe = lambda: g()\n",
+        "a closure's cell",
+    ),
+    (
+        "def mk():\n    v = 0\n    def f():\n        return v\n    v = {}\n    return f\n"
+        "g = mk()\nprobe = lambda: g()\n",
+        "a cell rebound after the def",
+    ),
+    (
+        "def mk(a):\n    v = 0\n    f = lambda: v\n    v = a\n    return f\n"
+        "g = mk({})\nprobe = lambda: g()\n",
+        "a lambda's cell rebound after it is made",
+    ),
+    (
+        "def mk(a):\n    def h():\n        return a\n    def f():\n        return h()\n    return f\n"
+        "g = mk({})\nprobe = lambda: g()\n",
+        "a nested def calling another",
+    ),
+]
+
+
+@pytest.mark.parametrize(("program", "what"), _DEF_TIME, ids=[what for _, what in _DEF_TIME])
+def test_what_a_def_fixes_when_it_runs_is_part_of_it(program, what, tmp_path):
+    one, two = program.format(1), program.format(3)
+    assert _run(one)["probe"]() != _run(two)["probe"](), what  # the oracle: Python tells them apart
+    (tmp_path / "a.py").write_text(one.replace("probe = ", "# "))
+    (tmp_path / "b.py").write_text(two.replace("probe = ", "# "))
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes, what
+
+
+def test_a_function_a_branch_leaves_alone_is_no_change(tmp_path):
+    # a branch the reader cannot decide runs on a copy of the state: the copy of a function with
+    # defaults it did not touch is the same function (before, one file against itself had 2 changes)
+    program = "import os\ndef f(x=[]):\n    return x\nif os.environ.get('A'):\n    y = 1\n"
+    (tmp_path / "a.py").write_text(program)
+    (tmp_path / "b.py").write_text(program)
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes == []
+
+
+def test_a_functions_default_a_branch_changes_is_a_change(tmp_path, monkeypatch):
+    # a call under a condition the reader cannot decide changes the branch's copy of the default:
+    # one call against two is a change (for a while it read as equal: the copy kept the text of
+    # the original's default)
+    program = "import os\ndef f(x=[]):\n    x.append(1)\n    return 0\nif os.environ.get('SWEEPGEN_T_A'):\n{}"
+    one, two = program.format("    f()\n"), program.format("    f()\n    f()\n")
+    monkeypatch.setenv("SWEEPGEN_T_A", "1")
+    assert _run(one)["f"].__defaults__ != _run(two)["f"].__defaults__  # the oracle: Python itself
+    (tmp_path / "a.py").write_text(one)
+    (tmp_path / "b.py").write_text(two)
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes

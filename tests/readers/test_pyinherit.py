@@ -170,3 +170,57 @@ def test_a_base_listed_twice_at_every_level_ends_instead_of_reading_2_to_the_dep
             load_with_bases(tmp_path / first)
     (tmp_path / "y5.yaml").write_text("z: 1\n")  # 2^5 reads: fine
     assert load_with_bases(tmp_path / "y0.yaml")["x4"] == 1
+
+
+_STAR_BASES = [
+    ('__all__ = ["lr"]\nlr = 1\nbs = 2\n', "lr = 1\nbs = 2\n"),  # bs bound only without __all__
+    ('__all__ = ["lr", "_x"]\n_x = 5\nlr = 1\n', '__all__ = ["lr", "_x"]\n_x = 6\nlr = 1\n'),  # listed
+]
+
+
+@pytest.mark.parametrize(("one", "two"), _STAR_BASES)
+def test_a_star_import_binds_what_python_binds(tmp_path, one, two):
+    # `from .base import *` binds the names `__all__` lists, else those without `_`: Python itself
+    # (the oracle) imports both packages; before, `__all__` was ignored and both read as equal
+    import importlib
+    import sys
+
+    from sweepgen.readers.compare import compare
+
+    for pkg, base in (("star_one", one), ("star_two", two)):
+        (tmp_path / pkg).mkdir()
+        _files(tmp_path / pkg, {"__init__.py": "", "base.py": base, "child.py": "from .base import *\n"})
+    sys.path.insert(0, str(tmp_path))
+    try:
+        bound = [vars(importlib.import_module(f"{pkg}.child")) for pkg in ("star_one", "star_two")]
+    finally:
+        sys.path.remove(str(tmp_path))
+        for pkg in ("star_one", "star_two"):
+            for name in [m for m in sys.modules if m.split(".")[0] == pkg]:
+                del sys.modules[name]
+    names = [{k: v for k, v in b.items() if not k.startswith("__")} for b in bound]
+    assert names[0] != names[1]
+    a, b = (str(tmp_path / pkg / "child.py") for pkg in ("star_one", "star_two"))
+    assert compare(a, b, resolve_bases=True).changes
+
+
+def test_a_star_import_in_read_base_binds_every_name_but_dunders(tmp_path):
+    # mmengine's lazy import (Config._parse_lazy_import) copies every name of the base's config but
+    # those starting with `__` into the child, `_x` too and `__all__` aside: `_x` edited is a change
+    from sweepgen.readers.compare import compare
+
+    child = "from mmengine.config import read_base\nwith read_base():\n    from .base import *\n"
+    for folder, x in (("one", 5), ("two", 6)):
+        (tmp_path / folder).mkdir()
+        _files(tmp_path / folder, {"base.py": f"__all__ = ['lr']\n_x = {x}\nlr = 1\n", "child.py": child})
+    assert load_with_bases(tmp_path / "one" / "child.py")["_x"] == 5
+    changes = compare(
+        str(tmp_path / "one" / "child.py"), str(tmp_path / "two" / "child.py"), resolve_bases=True
+    )
+    assert [change.dotted for change in changes.changes] == ["_x"]
+
+
+def test_an_all_naming_what_the_base_does_not_bind_is_refused(tmp_path):
+    _files(tmp_path, {"base.py": '__all__ = ["lr", "nope"]\nlr = 1\n', "child.py": "from .base import *\n"})
+    with pytest.raises(ConfigError, match="__all__"):
+        load_with_bases(tmp_path / "child.py")

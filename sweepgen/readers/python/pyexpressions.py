@@ -68,6 +68,7 @@ class Expressions:
         self.scopes: list[dict[str, Any]] = []
         self.depth = 0
         self.in_read_base = False
+        self.rendering: set[int] = set()  # the closures' scopes being written (a cell may hold its own)
         self.class_scopes: set[int] = set()
         self.bases: dict[str, Any] | None = None
         self.steps = 0
@@ -362,6 +363,10 @@ class Expressions:
         that never shows them); its defaults are the objects they were when it was made, live (a
         list edited later shows in them, also after its name is rebound)."""
         names = sorted(_names_in([node.body]) - _parameters(node.args))
+        enclosing = self.enclosing_functions()
+        cells = [n for n in names if any(n in scope for scope in enclosing)]
+        if cells:
+            return self.kept_closure(node, names, cells, enclosing)
         rest = [f"{n}={self.read_text(self.lookup(n))}" for n in names if self.visible(n)]
         where = f" where {', '.join(rest)}" if rest else ""
         defaults = [d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None]
@@ -371,6 +376,66 @@ class Expressions:
         return KeptView(
             normalised(node), held, lambda values: self.read_text(values) + where, self.filename, node.lineno
         )
+
+    def kept_closure(
+        self, node: ast.Lambda, names: list[str], cells: list[str], enclosing: list[dict[str, Any]]
+    ) -> NotEvaluated:
+        """A lambda made in a function, reading its names (cells) as that call leaves them, as
+        Python's late binding does (``v = 0; f = lambda: v; v = a`` returns ``a``)."""
+        shown = [f"{n}={self.read_text(self.lookup(n))}" for n in names if n not in cells and self.visible(n)]
+        defaults = [d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None]
+        text = self.def_writer(shown, cells)
+        return KeptView(
+            normalised(node), (self.sequence(defaults, list), enclosing), text, self.filename, node.lineno
+        )
+
+    def enclosing_functions(self) -> list[dict[str, Any]]:
+        """The scopes of the function calls the code runs in (a closure reads them), class bodies aside."""
+        return [scope for scope in self.scopes[1:] if id(scope) not in self.class_scopes]
+
+    def kept_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, defaults: list[Any]) -> NotEvaluated:
+        """A ``def``'s source with what Python fixes when the ``def`` runs, not when it is called: the
+        values its decorators read then, its defaults (the objects, live, as a lambda's: ``lr = 1;
+        def f(x=lr)`` then ``lr = 2`` still calls with 1), and the names its body reads from an
+        enclosing function (a closure's cells, read from that call's scope as it ends)."""
+        shown = sorted({read for decorator in node.decorator_list for read in self.reads_shown(decorator)})
+        enclosing = self.enclosing_functions()
+        cells = _cells(node, enclosing)
+        if not [*defaults, *shown, *cells]:
+            return self.opaque(node)
+        text = self.def_writer(shown, cells)
+        return KeptView(normalised(node), (defaults, enclosing), text, self.filename, node.lineno)
+
+    def def_writer(self, shown: list[str], cells: list[str]) -> Callable[[Any], str]:
+        """``def_text`` for one kept function, as a plain function: a branch deep-copies the views
+        it holds, and a function is copied as itself (a bound method would copy this evaluator)."""
+
+        def text(held: Any) -> str:
+            return self.def_text(shown, cells, held)
+
+        return text
+
+    def def_text(
+        self, shown: list[str], cells: list[str], held: tuple[list[Any], list[dict[str, Any]]]
+    ) -> str:
+        """A kept ``def``'s defaults and, after ``where``, its decorators' reads and its cells now."""
+        parts = [*shown, *self.cell_texts(cells, held[1])]
+        return self.read_text(held[0]) + (f" where {', '.join(parts)}" if parts else "")
+
+    def cell_texts(self, cells: list[str], scopes: list[dict[str, Any]]) -> list[str]:
+        values = [(name, _innermost(scopes, name)) for name in cells]
+        if id(scopes) in self.rendering:
+            return [f"{name}=..." for name, _ in values]  # a closure its own cell holds: written once
+        self.rendering.add(id(scopes))
+        try:
+            return [f"{name}={self.cell_text(value)}" for name, value in values if value != Ref(name)]
+        finally:
+            self.rendering.discard(id(scopes))
+
+    def cell_text(self, value: Any) -> str:
+        """A cell's value written; a function as its source, with its own cells (a nested ``def``
+        is in no data, unlike a module's)."""
+        return value.source.source if isinstance(value, Function) else self.read_text(value)
 
     def rest_read(self, node: ast.GeneratorExp) -> list[tuple[str, str]]:
         """The names a generator expression reads past its first iterable, bound in the file, with
@@ -891,6 +956,16 @@ def _later_reads(node: ast.GeneratorExp) -> list[str]:
     own = _names_in([g.target for g in node.generators])
     conditions = [c for g in node.generators for c in g.ifs]
     return sorted(_names_in([node.elt, *(g.iter for g in node.generators[1:]), *conditions]) - own)
+
+
+def _cells(node: ast.FunctionDef | ast.AsyncFunctionDef, enclosing: list[dict[str, Any]]) -> list[str]:
+    """The names a nested ``def``'s body reads that an enclosing function binds: its closure."""
+    body = _names_read(ast.Module(body=node.body, type_ignores=[])) - _parameters(node.args)
+    return sorted(name for name in body if any(name in scope for scope in enclosing))
+
+
+def _innermost(scopes: list[dict[str, Any]], name: str) -> Any:
+    return next(scope[name] for scope in reversed(scopes) if name in scope)
 
 
 def _parameters(args: ast.arguments) -> set[str]:

@@ -136,7 +136,8 @@ class Evaluator(Expressions):
         params = stmt.args
         defaults = [self.value(d) for d in params.defaults]
         kw_defaults = [NO_DEFAULT if d is None else self.value(d) for d in params.kw_defaults]
-        return Function(stmt, self.opaque(stmt), defaults, kw_defaults)
+        given = [*defaults, *(d for d in kw_defaults if d is not NO_DEFAULT)]
+        return Function(stmt, self.kept_def(stmt, given), defaults, kw_defaults)
 
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901, PLR0912 - binds Python's argument kinds one after another, as the interpreter does
         if self.depth >= _CALL_DEPTH:
@@ -410,7 +411,7 @@ class Evaluator(Expressions):
         """``from .base import x`` in an mmengine config: the names the base file binds, read."""
         for alias in stmt.names:
             if alias.name == "*":
-                scope.update({k: v for k, v in names.items() if not k.startswith("_")})
+                scope.update(self.star_imported(stmt, module, names))
             elif alias.name in names:
                 scope[alias.asname or alias.name] = names[alias.name]
             else:
@@ -419,6 +420,23 @@ class Evaluator(Expressions):
                     location=Location(self.filename, stmt.lineno, stmt.col_offset + 1),
                     hint="the base file must bind that name at module level",
                 )
+
+    def star_imported(self, stmt: ast.ImportFrom, module: str, names: dict[str, Any]) -> dict[str, Any]:
+        """The names ``from .base import *`` binds: in ``with read_base():`` every name the base's
+        config holds (mmengine's lazy import copies all but dunders, ``_x`` and ``__all__`` aside);
+        elsewhere Python's: those ``__all__`` lists, else those not starting with ``_``."""
+        if self.in_read_base:
+            return _without(names, "__")
+        listed = names.get("__all__")
+        if listed is None:
+            return _without(names, "_")
+        if not _names_bound(listed, names):
+            raise ConfigError(
+                f"`{module}`'s `__all__` is not a list of the names it binds, so `import *` cannot be read",
+                location=Location(self.filename, stmt.lineno, stmt.col_offset + 1),
+                hint="list in `__all__` names the base file binds at module level, or import them by name",
+            )
+        return {n: names[n] for n in listed}
 
     def bind(self, scope: dict[str, Any], target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         spelled = dotted(target)
@@ -614,10 +632,41 @@ class ModuleScope(dict):  # type: ignore[type-arg]
 def _scope_data(scope: dict[str, Any], rest: list[Any]) -> dict[str, Any]:
     """A module's or class's names as data (a function as its source), and the statements that
     could not be followed under ``__statements__``."""
-    out = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
+    out = {k: _function_source(v) for k, v in scope.items()}
     if rest:
         out["__statements__"] = rest
     return out
+
+
+def _function_source(value: Any) -> Any:
+    """A function as its source, also where a branch the reader could not decide recorded it
+    (``{"@value": f, "@when": {cond: f'}}``: a call there changed its defaults)."""
+    if isinstance(value, Function):
+        return value.source
+    if (
+        isinstance(value, dict)
+        and "@when" in value
+        and any(isinstance(v, Function) for v in _recorded(value))
+    ):
+        return {k: (_function_source(v) if k == "@value" else _branch_sources(v)) for k, v in value.items()}
+    return value
+
+
+def _recorded(value: dict[str, Any]) -> list[Any]:
+    return [value.get("@value"), *value["@when"].values()]
+
+
+def _branch_sources(when: dict[str, Any]) -> dict[str, Any]:
+    return {cond: _function_source(v) for cond, v in when.items()}
+
+
+def _without(names: dict[str, Any], prefix: str) -> dict[str, Any]:
+    return {k: v for k, v in names.items() if not k.startswith(prefix)}
+
+
+def _names_bound(listed: Any, names: dict[str, Any]) -> bool:
+    """Is a base's ``__all__`` a list (or tuple) of names it binds?"""
+    return isinstance(listed, (list, tuple)) and all(isinstance(n, str) and n in names for n in listed)
 
 
 def _literal_path(target: ast.expr) -> tuple[Any, ...] | None:

@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from sweepgen.paths import same
 from sweepgen.readers.model import NotEvaluated, tree_size
 
 ImportBase = Callable[[str, int, int], dict[str, Any]]  # (module, level, line) -> the base's names
@@ -108,6 +109,18 @@ class Function:
         self.defaults = defaults or []
         self.kw_defaults = kw_defaults or []
 
+    def __eq__(self, other: object) -> bool:
+        """One ``def``, the same defaults and text: a branch's copy of it it left alone is no change."""
+        return (
+            isinstance(other, Function)
+            and other.node is self.node
+            and same((self.defaults, self.kw_defaults), (other.defaults, other.kw_defaults))
+            and self.source.source == other.source.source
+        )
+
+    def __hash__(self) -> int:
+        return id(self.node)
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Function:
         if not self.defaults and not self.kw_defaults:
             return self  # code, not data: a branch run on a copy of the state shares it
@@ -116,6 +129,11 @@ class Function:
         memo[id(self)] = twin
         twin.defaults = copy.deepcopy(self.defaults, memo)
         twin.kw_defaults = copy.deepcopy(self.kw_defaults, memo)
+        kept = self.source
+        if isinstance(kept, KeptView):  # its text reads the defaults as copied (a view is not copied)
+            twin.source = KeptView(
+                kept.call, copy.deepcopy(kept.held, memo), kept.text, kept.where, kept.line
+            )
         return twin
 
 
