@@ -384,14 +384,8 @@ def test_a_run_killed_between_looks_runs_each_seed_once_and_counts_each_look_onc
     state_path = arms / "generated/arms" / DECIDE_STATE_NAME
     looks = [x["seeds"] for x in json.loads(state_path.read_text())["looks"]]
     assert looks == ([2] if where == "look" else [2, 4])
-    again = subprocess.run(
-        [sys.executable, "-m", "sweepgen", "run", "generated/arms", "--until-decided"],
-        cwd=arms,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert again.returncode == 0, again.stderr
+    again = run("--until-decided")  # in-process: the process that died is the one above
+    assert again.exit_code == 0, again.output
     started = starts(arms)
     assert len(started) == len(set(started))  # every run started exactly once, whoever died
     assert sorted(s for s in started if s.startswith("good")) == [f"good_seed{i}" for i in range(1, 5)]
@@ -399,13 +393,8 @@ def test_a_run_killed_between_looks_runs_each_seed_once_and_counts_each_look_onc
     assert [x["seeds"] for x in state["looks"]] == [2, 4, 6, 8]  # each look once
     assert sum(x["alpha"] for x in state["looks"]) == pytest.approx(0.05)
     assert "good: better against base (sequential test)" in again.stdout
-    status = subprocess.run(
-        [sys.executable, "-m", "sweepgen", "status", "generated/arms"],
-        cwd=arms,
-        capture_output=True,
-        text=True,
-    )
-    assert status.returncode == 0, status.stdout + status.stderr
+    status = CliRunner().invoke(main, ["status", "generated/arms"])
+    assert status.exit_code == 0, status.output
 
 
 def test_an_arm_whose_runs_trained_to_another_step_is_not_decided_by_a_look(arms):
