@@ -121,3 +121,57 @@ def test_a_shared_list_is_never_walked_once_per_reference(use):
     src = f"a = [0] * 1000\nb = [a] * 1000\nc = [b] * 1000\nd = [list(b)] * 1000\nx = {use}\n"
     data, seconds = _timed(lambda: read_python(src).data)
     assert isinstance(data["x"], NotEvaluated) and seconds < 30
+
+
+# each format's limit, past which a file is refused from its size before it is parsed (a committed
+# 34 MB Hydra base held `diff --resolve-bases` over 120 s; a 3.7 MB YAML 43 s)
+@pytest.mark.parametrize(
+    "name, line, limit",
+    [("a.yaml", "k{}: v\n", "2.0 MiB"), ("a.toml", "k{} = 1\n", "2.0 MiB"), ("a.py", "k{} = 1\n", "2.0 MiB"),
+     ("a.sh", "k{}=1\n", "1.0 MiB"), ("a.json", "{}", "32.0 MiB")],
+)  # fmt: skip
+def test_a_file_past_its_formats_limit_is_refused_unparsed(tmp_path, name, line, limit):
+    """Valid files, each past its format's limit (the old reader parsed them for seconds a MiB)."""
+    big, small = tmp_path / name, tmp_path / ("b" + name[1:])
+    size = {"32.0 MiB": 33 << 20, "2.0 MiB": (2 << 20) + 10, "1.0 MiB": (1 << 20) + 10}[limit]
+    if name.endswith(".json"):
+        big.write_bytes(b"{" + b" " * size + b"}")
+    else:
+        big.write_text("".join(line.format(i) for i in range(size // len(line.format(0)))))
+    small.write_text("{}" if name.endswith(".json") else line.format(0))
+    result, seconds = _timed(lambda: CliRunner().invoke(main, ["diff", str(small), str(big)]))
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"{big}: error: " in result.output and f"over diff's limit of {limit}" in result.output
+    assert "--max-bytes" in result.output and seconds < 10
+
+
+def test_max_bytes_is_the_limit_of_every_format(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text('{"k": "' + "x" * 3000 + '"}')
+    b.write_text('{"k": 1}')
+    refused = CliRunner().invoke(main, ["diff", "--max-bytes", "2K", str(a), str(b)])
+    assert (
+        refused.exit_code == 2
+        and "is 3,009 bytes, over diff's limit of 2,048 bytes for every file" in refused.output
+    )
+    assert "--max-bytes 1M" in refused.output
+    read = CliRunner().invoke(main, ["diff", "--max-bytes", "4K", str(a), str(b)])
+    assert read.exit_code == 1 and read.stdout.startswith("k: "), read.output
+
+
+def test_bases_share_the_diffs_budget_each_charged_once(tmp_path):
+    """The files of one diff, its bases included, together hold at most twice the limit; a base both
+    sides compose is charged once (and a YAML pair read again as OmegaConf does is not charged twice)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    filler = "".join(f"k{i}: {i}\n" for i in range(300))  # ~2.7 KB
+    for n in range(4):
+        (tmp_path / f"base{n}.yaml").write_text(filler.replace("k", f"b{n}_"))
+    (tmp_path / "a.yaml").write_text("defaults:\n  - base0\n  - base1\n  - _self_\nx: 1\n")
+    (tmp_path / "b.yaml").write_text("defaults:\n  - base0\n  - base1\n  - _self_\nx: 2\n")
+    (tmp_path / "c.yaml").write_text("defaults:\n  - base2\n  - base3\n  - _self_\nx: 2\n")
+    args = ["diff", "--resolve-bases", "--max-bytes", "4K"]
+    shared = CliRunner().invoke(main, [*args, str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
+    assert shared.exit_code == 1 and shared.stdout == "x: 1 -> 2\n1 change\n", shared.output
+    four = CliRunner().invoke(main, [*args, str(tmp_path / "a.yaml"), str(tmp_path / "c.yaml")])
+    assert four.exit_code == 2 and "together more than twice diff's limit for one file" in four.output
+    assert "base" in four.output and "Traceback" not in four.output
