@@ -16,7 +16,7 @@ from sweepgen.formats.tomllines import error_place, toml_lines
 from sweepgen.formats.yamlio import decode_utf8
 from sweepgen.readers import inputsize
 from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
-from sweepgen.readers.structured.yamlfile import read_yaml
+from sweepgen.readers.structured.yamlfile import json_lines, read_yaml
 
 
 def _read_text(path: Path, kind: str) -> str:
@@ -89,7 +89,8 @@ def read_json_file(path: Path) -> ReadResult:
         raise ConfigError("JSON nested too deeply to read", location=Location(str(path))) from None
     result = ReadResult(str(path), data)
     with contextlib.suppress(ConfigError, RecursionError):  # JSON is YAML 1.2: it knows each key's line
-        result.lines = read_yaml(text, str(path), "1.2").lines
+        lines = json_lines(text, str(path))
+        result.lines = lines if lines is not None else read_yaml(text, str(path), "1.2").lines
     return result
 
 
