@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sweepgen.cli import main
+from sweepgen.errors import ConfigError
 from sweepgen.readers.model import BigInt, NotEvaluated
 from sweepgen.readers.python.pyast import read_python
 from sweepgen.readers.shell.shellconfig import read_shell
@@ -175,3 +176,18 @@ def test_bases_share_the_diffs_budget_each_charged_once(tmp_path):
     four = CliRunner().invoke(main, [*args, str(tmp_path / "a.yaml"), str(tmp_path / "c.yaml")])
     assert four.exit_code == 2 and "together more than twice diff's limit for one file" in four.output
     assert "base" in four.output and "Traceback" not in four.output
+
+
+@pytest.mark.parametrize(
+    "script",
+    ['x="${a:-' * 20_000 + "v" + '}"' * 20_000, "if true; then " * 20_000 + "echo; " + "fi; " * 20_000],
+)
+def test_a_script_nested_thousands_deep_is_refused_at_once(script):
+    """200 KB of `x="${a:-"${a:-...` or `if ...; then if ...` held `diff` over 100 s (each level
+    looked up from the root, each bracket scanned to its end) before it ended as nested too deeply;
+    now the tree's depth refuses it after the parse."""
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match="nested too deeply to read") as caught:
+        read_shell(script + "\n", "deep.sh")
+    assert time.perf_counter() - start < 20  # a loaded machine may be slow; unbounded it was minutes
+    assert caught.value.location is not None and caught.value.location.line == 1
