@@ -8,6 +8,8 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sweepgen.cli import main
 from sweepgen.errors import ConfigError
@@ -191,3 +193,30 @@ def test_a_script_nested_thousands_deep_is_refused_at_once(script):
         read_shell(script + "\n", "deep.sh")
     assert time.perf_counter() - start < 20  # a loaded machine may be slow; unbounded it was minutes
     assert caught.value.location is not None and caught.value.location.line == 1
+
+
+def _balanced_by_character(text: str, start: int, open_: str, close: str) -> int:
+    """The scan ``balanced`` replaced (a Python loop over each character), as its oracle."""
+    depth, i = 0, start
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == open_:
+            depth += 1
+        elif text[i] == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(text)
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.text(alphabet="(){}\\ab\n", max_size=40), st.integers(0, 40), st.sampled_from(["()", "{}"]))
+def test_balanced_finds_what_the_character_loop_found(text, start, pair):
+    """``balanced`` steps over plain characters with a regular expression (a 1 MiB script of nested
+    `${a:-...}` lines took 44 s, now 13): the same index as the loop it replaced, escapes included."""
+    from sweepgen.readers.shell.shellwords import balanced
+
+    assert balanced(text, start, *pair) == _balanced_by_character(text, start, *pair)
