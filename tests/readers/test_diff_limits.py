@@ -220,3 +220,23 @@ def test_balanced_finds_what_the_character_loop_found(text, start, pair):
     from sweepgen.readers.shell.shellwords import balanced
 
     assert balanced(text, start, *pair) == _balanced_by_character(text, start, *pair)
+
+
+def test_a_json_file_past_the_values_bound_is_refused_before_its_lines_are_looked_for(tmp_path, monkeypatch):
+    """32 MiB of `1,` (16 million values, within the JSON byte limit) held `diff` past 150 s at
+    8.7 GB: each value's line was looked for through YAML's node tree before the values bound
+    refused the file. Now the bound comes first (20 s, 0.3 GB: the parse alone)."""
+    from sweepgen.readers import configfile
+    from sweepgen.readers.structured import formats
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("the lines of a file past the values bound were looked for")
+
+    monkeypatch.setattr(formats, "MAX_VALUES", 10, raising=False)
+    monkeypatch.setattr(configfile, "MAX_VALUES", 10)
+    monkeypatch.setattr(formats, "read_yaml", never)
+    monkeypatch.setattr(formats, "json_lines", never, raising=False)
+    (tmp_path / "a.json").write_text("[" + "1," * 20 + "1]")
+    (tmp_path / "b.json").write_text("[1]")
+    result = CliRunner().invoke(main, ["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
+    assert result.exit_code == 2 and "expands to more than 10 values" in result.output, result.output

@@ -15,7 +15,15 @@ from sweepgen.formats import jsonkeys
 from sweepgen.formats.tomllines import error_place, toml_lines
 from sweepgen.formats.yamlio import decode_utf8
 from sweepgen.readers import inputsize
-from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
+from sweepgen.readers.model import (
+    BIG_DIGITS,
+    MAX_VALUES,
+    BigInt,
+    NotEvaluated,
+    ReadResult,
+    big_int,
+    tree_size,
+)
 from sweepgen.readers.structured.yamlfile import json_lines, read_yaml
 
 
@@ -88,6 +96,8 @@ def read_json_file(path: Path) -> ReadResult:
     except RecursionError:
         raise ConfigError("JSON nested too deeply to read", location=Location(str(path))) from None
     result = ReadResult(str(path), data)
+    if tree_size(data) > MAX_VALUES:  # refused by read_config: its lines (a node each) never looked for
+        return result
     with contextlib.suppress(ConfigError, RecursionError):  # JSON is YAML 1.2: it knows each key's line
         lines = json_lines(text, str(path))
         result.lines = lines if lines is not None else read_yaml(text, str(path), "1.2").lines
