@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sweepgen.cli._console import safe_text
-from sweepgen.cli._params import limit_option
+from sweepgen.cli._params import byte_size, limit_option
 
 if TYPE_CHECKING:  # the readers load when the command runs, not for --help
     from sweepgen.readers.compare import Comparison
@@ -60,6 +60,16 @@ Paths = set[tuple[Any, ...]]  # the paths of changes --allow does not allow
 )
 @limit_option
 @click.option(
+    "--max-bytes",
+    "max_bytes",
+    default=None,
+    metavar="SIZE",
+    callback=lambda _ctx, _param, value: None if value is None else byte_size(value),
+    help="Read files of up to SIZE bytes, whatever their format (K, M, G suffixes). Default: 32M "
+    "for JSON, 2M for YAML, TOML and Python, 1M for shell scripts (parsing costs seconds a MiB); "
+    "the files of one diff, its bases included, together at most twice that.",
+)
+@click.option(
     "--as",
     "readers",
     multiple=True,
@@ -76,6 +86,7 @@ def diff(
     resolve_bases: bool,
     yaml_version: str | None,
     readers: tuple[str, ...],
+    max_bytes: int | None,
 ) -> int:
     """Compare two configs path by path, type-strictly (1, 1.0 and True differ).
 
@@ -97,6 +108,7 @@ def diff(
         yaml_version=yaml_version,
         variant_config=_variant_config,
         kinds=_kinds(readers),
+        max_bytes=max_bytes,
     )
     _warn(result)
     if fmt == "json":

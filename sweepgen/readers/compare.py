@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.readers import diff as semantic
+from sweepgen.readers import inputsize
 from sweepgen.readers.align import realign_occurrences, reconcile_argv_orders, same_order
 from sweepgen.readers.configfile import kind_of, read_config
 from sweepgen.readers.diff import Change
@@ -54,9 +55,24 @@ def compare(
     yaml_version: str | None = None,
     variant_config: VariantConfig | None = None,
     kinds: tuple[str | None, str | None] = (None, None),
+    max_bytes: int | None = None,
 ) -> Comparison:
     """Read ``a`` and ``b`` (files, or ``SPEC.yaml:VARIANT`` through ``variant_config``), diff them
-    and gate the changes by the ``allow`` globs. ``kinds`` forces each side's reader (``--as``)."""
+    and gate the changes by the ``allow`` globs. ``kinds`` forces each side's reader (``--as``);
+    ``max_bytes`` (``--max-bytes``) replaces each format's limit (``inputsize``)."""
+    with inputsize.bounded(max_bytes):
+        return _compare(a, b, allow, resolve_bases, yaml_version, variant_config, kinds)
+
+
+def _compare(
+    a: str,
+    b: str,
+    allow: Sequence[str],
+    resolve_bases: bool,
+    yaml_version: str | None,
+    variant_config: VariantConfig | None,
+    kinds: tuple[str | None, str | None],
+) -> Comparison:
     # each YAML side's head, read once: it says both how to read the pair and whether a side is a spec
     heads = (_yaml_head(a, kinds[0]), _yaml_head(b, kinds[1]))
     if yaml_version is None:

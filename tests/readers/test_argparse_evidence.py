@@ -71,3 +71,14 @@ def test_a_program_not_found_or_outside_the_project_keeps_its_order(tmp_path):
     (tmp_path / "main.py").write_text(_PARSER.format(more=""))
     one, two = "python main.py --offload --no-offload\n", "python main.py --no-offload --offload\n"
     assert changes(one, two, folder=tmp_path) == ['commands["main.py"]["@flag order"][0]']
+
+
+@pytest.mark.parametrize("statement", ["x = " + "-" * 200_000 + "1", "x = " + "a." * 100_000 + "b"])
+def test_a_program_nested_past_pythons_parser_keeps_its_order(tmp_path, statement):
+    """A pull request's program nested past Python's parser (its MemoryError, its RecursionError)
+    made `diff` of a launch script say "out of memory ... the sweep is larger than this machine
+    holds" (exit 2): python refuses the program too, so its flags' order is kept."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text("import argparse\n" + statement + "\n")
+    one, two = (f"python train.py {order}\n" for order in ("--lr 1 --bs 2", "--bs 2 --lr 1"))
+    assert changes(one, two, folder=tmp_path) == ['commands["train.py"]["@argv order"]']

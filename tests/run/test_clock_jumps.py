@@ -162,3 +162,30 @@ def test_the_run_log_says_when_the_states_at_the_start_are_not_recorded(
     assert status["ids"][trainer_states.BEFORE] is None
     said = capsys.readouterr().out
     assert "the run folder holds more than 3 entries or 1,000 checkpoints" in said, said
+
+
+def test_a_linked_checkpoint_folder_is_never_looked_into(tmp_path) -> None:
+    """A `checkpoint-N` that is a link (a pull request's, or a shared runs folder's, to a folder
+    anywhere) was looked into: the states at an attempt's start recorded the file behind it, and the
+    latest state was taken through it (the live table showed its step). Now neither follows it."""
+    from sweepgen.run.core.runfiles import RunFileError
+    from sweepgen.run.logs import metrics
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "trainer_state.json").write_text(
+        '{"global_step": 900, "log_history": [{"step": 900, "acc": 1}]}'
+    )
+    run = tmp_path / "run"
+    (run / "checkpoint-1").mkdir(parents=True)
+    (run / "checkpoint-1" / "trainer_state.json").write_text('{"global_step": 1, "log_history": []}')
+    (run / "checkpoint-9").symlink_to(elsewhere, target_is_directory=True)
+    assert set(trainer_states.present(run) or ()) == {"checkpoint-1/trainer_state.json"}
+    assert metrics.trainer_step(run) is None  # refused: the table shows "-", `report` says why
+    assert metrics.trainer_step(run, before={}) is None
+    try:
+        metrics.read_all(run, tensorboard=False)
+    except RunFileError as err:
+        assert "checkpoint-9 is a link" in str(err)
+    else:
+        raise AssertionError("a linked checkpoint folder was read")

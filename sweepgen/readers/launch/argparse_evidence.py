@@ -69,7 +69,9 @@ def _reads_argparse_only(path: str, size: int, _changed: int) -> bool:
     try:
         with open(path, "rb") as handle:
             tree = ast.parse(handle.read())
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        # the last two: nested past Python's parser (`x = ----...1` is its MemoryError, never the
+        # machine's), as `python` itself refuses the program; its flags' order is then kept
         return False
     return _Evidence(tree).order_free()
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.readers import inputsize
 from sweepgen.readers.model import NotEvaluated, ReadResult, Ref
 from sweepgen.readers.python.pystatements import Evaluator
 from sweepgen.readers.python.pyvalues import CallData, ImportBase, frozen_views, is_call_or_expr
@@ -52,10 +53,7 @@ def read_python_file(
     path: str | Path, *, import_base: ImportBase | None = None, bases: dict[str, Any] | None = None
 ) -> ReadResult:
     path = Path(path)
-    try:
-        source = path.read_bytes()
-    except OSError as err:
-        raise ConfigError(f"cannot read Python config: {err.strerror}", location=Location(str(path))) from err
+    source = inputsize.read_bytes(path, "python")
     return read_python(source, str(path), import_base=import_base, bases=bases)
 
 

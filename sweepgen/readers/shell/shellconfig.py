@@ -23,16 +23,14 @@ import re
 from pathlib import Path
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.readers import inputsize
 from sweepgen.readers.model import ReadResult
 from sweepgen.readers.shell.shellinterp import Reader
 
 
 def read_shell_file(path: str | Path) -> ReadResult:
     path = Path(path)
-    try:
-        raw = path.read_bytes()  # never read_text: it would turn `\r\n` into `\n`
-    except OSError as err:
-        raise ConfigError(f"cannot read shell script: {err}", location=Location(str(path))) from err
+    raw = inputsize.read_bytes(path, "shell")  # bytes, never text: that would turn `\r\n` into `\n`
     from sweepgen.formats.yamlio import decode_utf8  # noqa: PLC0415 - yamlio imports PyYAML: a script needs none
 
     return read_shell(decode_utf8(raw, str(path)), str(path))

@@ -29,6 +29,10 @@ from sweepgen.readers.shell.shellwords import (
 )
 
 MAX_DEPTH = 40  # nested `bash -c` / `$CMD` re-reads, and nested function calls
+# levels of the syntax tree: the deepest script the reader reads whole is ~2,400 (800 nested
+# `$(...)`); past it a pull request's `x="${a:-"${a:-...` or `if ...; then if ...` 20,000 deep held
+# `diff` over 100 s (each level looked up from the root) before it ended as nested too deeply
+MAX_TREE_DEPTH = 4096
 MAX_CALLS = 10_000  # function bodies walked in one read (a call tree can double at each level)
 # the words sbatch takes directives after, at the very start of a line (src/sbatch/opt.c)
 _DIRECTIVES = ("#SBATCH", "#SLURM")
@@ -147,6 +151,7 @@ class Walk:
                 source, tree = self.heredocs_read(source, tree)
             self.src = source
             self.offset = line_offset
+            _refuse_deep(tree.root_node, self.filename, line_offset)
             found = refused(tree.root_node, source)
             nodes = tree.root_node.named_children
             cut = len(nodes) if found is None else _first_refused(nodes, found[0])
@@ -1147,3 +1152,23 @@ def _first_refused(nodes: list[Any], row: int) -> int:
     while 0 < index < len(nodes) and nodes[index - 1].end_point[0] == nodes[index].start_point[0]:
         index -= 1
     return index
+
+
+def _refuse_deep(root: Any, filename: str, line_offset: int) -> None:
+    """A ConfigError where the tree is more than MAX_TREE_DEPTH levels deep, at the line where it
+    goes past them; found in one walk of the tree (a cursor, no recursion)."""
+    cursor, depth = root.walk(), 0
+    while True:
+        if cursor.goto_first_child():
+            depth += 1
+            if depth > MAX_TREE_DEPTH:
+                raise ConfigError(
+                    f"shell script nested too deeply to read (more than {MAX_TREE_DEPTH:,} levels)",
+                    location=Location(filename, cursor.node.start_point[0] + 1 + line_offset),
+                    hint="bash reads it, but no script written by hand nests so: split it into functions",
+                )
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+            depth -= 1

@@ -11,6 +11,7 @@ it as a not-evaluated node rather than guess.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -277,21 +278,25 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
 
 
 def balanced(text: str, start: int, open_: str, close: str) -> int:
-    """The index just past the bracket that closes the one at ``start``."""
+    """The index just past the bracket that closes the one at ``start`` (a backslash keeps the
+    character after it). The regular expression steps over the other characters in C: each level of
+    a nested `${a:-"${a:-...}"}` scans to its end, and a Python loop over each character made a
+    1 MiB script of such lines 44 s."""
     depth = 0
-    i = start
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == open_:
+    for found in _brackets(open_, close).finditer(text, start):
+        bracket = found.group()
+        if bracket == open_:
             depth += 1
-        elif text[i] == close:
+        elif bracket == close:
             depth -= 1
             if depth == 0:
-                return i + 1
-        i += 1
+                return found.end()
     return len(text)
+
+
+@functools.cache
+def _brackets(open_: str, close: str) -> re.Pattern[str]:
+    return re.compile(rf"\\.|{re.escape(open_)}|{re.escape(close)}", re.S)
 
 
 def unescape_word(text: str) -> str:

@@ -14,17 +14,23 @@ from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.formats import jsonkeys
 from sweepgen.formats.tomllines import error_place, toml_lines
 from sweepgen.formats.yamlio import decode_utf8
-from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
-from sweepgen.readers.structured.yamlfile import read_yaml
+from sweepgen.readers import inputsize
+from sweepgen.readers.model import (
+    BIG_DIGITS,
+    MAX_VALUES,
+    BigInt,
+    NotEvaluated,
+    ReadResult,
+    big_int,
+    tree_size,
+)
+from sweepgen.readers.structured.yamlfile import json_lines, read_yaml
 
 
-def _read_text(path: Path) -> str:
-    """The file's UTF-8 text; a byte that is not UTF-8 is an error at its line and column."""
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise ConfigError(f"cannot read file: {err}", location=Location(str(path))) from err
-    return decode_utf8(raw, str(path))
+def _read_text(path: Path, kind: str) -> str:
+    """The file's UTF-8 text, within diff's limit for ``kind`` (``inputsize``); a byte that is not
+    UTF-8 is an error at its line and column."""
+    return decode_utf8(inputsize.read_bytes(path, kind), str(path))
 
 
 def read_yaml_file(
@@ -32,7 +38,7 @@ def read_yaml_file(
 ) -> ReadResult:
     """``header``: a Hydra ``# @package`` header shows as the key ``@package`` (a file compared as
     written: composed, it places the file instead)."""
-    text = _read_text(path)
+    text = _read_text(path, "yaml")
     result = read_yaml(text, str(path), version, raw=raw, streams=not raw)
     package = _header(text) if header else None
     if package is not None and isinstance(result.data, dict):
@@ -72,7 +78,7 @@ def _header(text: str) -> tuple[str, int] | None:
 
 
 def read_json_file(path: Path) -> ReadResult:
-    text = _read_text(path)
+    text = _read_text(path, "json")
     try:
         data = json.loads(text, object_pairs_hook=jsonkeys.no_duplicate_keys, parse_int=_json_int)
     except jsonkeys.DuplicateKey as dup:
@@ -90,8 +96,11 @@ def read_json_file(path: Path) -> ReadResult:
     except RecursionError:
         raise ConfigError("JSON nested too deeply to read", location=Location(str(path))) from None
     result = ReadResult(str(path), data)
+    if tree_size(data) > MAX_VALUES:  # refused by read_config: its lines (a node each) never looked for
+        return result
     with contextlib.suppress(ConfigError, RecursionError):  # JSON is YAML 1.2: it knows each key's line
-        result.lines = read_yaml(text, str(path), "1.2").lines
+        lines = json_lines(text, str(path))
+        result.lines = lines if lines is not None else read_yaml(text, str(path), "1.2").lines
     return result
 
 
@@ -111,7 +120,7 @@ def read_toml_file(path: Path) -> ReadResult:
         import tomllib  # noqa: PLC0415 - a TOML parser only for .toml files
     else:  # Python 3.10
         import tomli as tomllib  # noqa: PLC0415 - the same, on Python 3.10
-    text = _read_text(path)
+    text = _read_text(path, "toml")
     try:
         return ReadResult(str(path), _toml_loads(tomllib, text, str(path)), lines=toml_lines(text))
     except tomllib.TOMLDecodeError as err:

@@ -258,8 +258,9 @@ def _hydra_entry(entry: Any) -> dict[str, Any] | None:
 def _header_package(path: Path) -> str | None:
     if not path.is_file():  # missing (said where it is read), or a FIFO that would block the read
         return None
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace")[:4096]
+    try:  # the head alone: the whole file is read (bounded) where it is composed
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", errors="replace")
     except OSError:
         return None
     return header_package(head)

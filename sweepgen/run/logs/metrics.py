@@ -308,11 +308,19 @@ def _trainer_state_file(
     def this_attempts(path: Path) -> bool:
         if before is not None:
             return trainer_states.written_since(run_dir, path, before)
-        return _written_since(path, since_ns)
+        return _written_since(run_dir, path, since_ns)
 
     if this_attempts(own):
         return own
-    checkpoints = [(n, state) for n, state in _checkpoint_states(run_dir) if this_attempts(state)]
+    states = list(_checkpoint_states(run_dir))
+    linked = [state for _n, state in states if trainer_states.is_link(run_dir, state.parent.name)]
+    if linked:  # never looked into, wherever the run folder is anchored
+        raise runfiles.RunFileError(
+            linked[0].parent,
+            "is a link: a checkpoint folder is never looked into through a link",
+            hint="the trainer writes checkpoint-N as a folder: replace the link with the folder it names",
+        )
+    checkpoints = [(n, state) for n, state in states if this_attempts(state)]
     return max(checkpoints)[1] if checkpoints else None
 
 
@@ -332,17 +340,18 @@ def _checkpoint_states(run_dir: Path) -> Iterator[tuple[int, Path]]:
         )
     for name in names:
         number = _step(name.removeprefix("checkpoint-")) if name.startswith("checkpoint-") else None
-        if number is not None and (run_dir / name / TRAINER_STATE).exists():
-            yield number, run_dir / name / TRAINER_STATE
+        if number is None:
+            continue
+        rel = f"{name}/{TRAINER_STATE}"
+        if trainer_states.is_link(run_dir, name) or trainer_states.state_time(run_dir, rel) is not None:
+            yield number, run_dir / rel  # a linked checkpoint-N is never looked into
 
 
-def _written_since(path: Path, since_ns: int | None) -> bool:
-    """``path`` is there (itself, not what it links to), written at or after ``since_ns`` if given."""
-    try:
-        written = os.lstat(path).st_mtime_ns
-    except OSError:
-        return False
-    return since_ns is None or written >= since_ns
+def _written_since(run_dir: Path, path: Path, since_ns: int | None) -> bool:
+    """``path`` is there (itself, not what it links to, reached through no link), written at or
+    after ``since_ns`` if given."""
+    written = trainer_states.state_time(run_dir, path.relative_to(run_dir).as_posix())
+    return written is not None and (since_ns is None or written >= since_ns)
 
 
 def trainer_step(
@@ -354,7 +363,8 @@ def trainer_step(
     The live table asks twice a second: a state is parsed again only when its size or time changed."""
     try:
         path = _trainer_state_file(run_dir, since_ns, before) if run_dir.is_dir() else None
-        info = os.lstat(path) if path is not None else None
+        rel = path.relative_to(run_dir).as_posix() if path is not None else None
+        info = trainer_states.state_stat(run_dir, rel) if rel is not None else None
     except (OSError, runfiles.RunFileError):  # a display: `report` says why it cannot read the run
         return None
     return _global_step(str(path), info.st_size, info.st_mtime_ns) if info is not None else None

@@ -12,12 +12,16 @@ changes it. Standard library only: the supervisor imports it.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from sweepgen.fs import filenames, runfs
 
 TRAINER_STATE = filenames.TRAINER_STATE
+_DIR_NOFOLLOW: Final = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 BEFORE = "trainer_states_before"  # in ids: {path in the run folder: its st_mtime_ns} at the start
 CHECKPOINT = "checkpoint-"
 # more checkpoints than a run keeps (save_total_limit) means a hostile or odd folder: not recorded
@@ -47,11 +51,41 @@ def present(run_dir: Path) -> dict[str, int] | None:
         return None
     found: dict[str, int] = {}
     for rel in (TRAINER_STATE, *(f"{name}/{TRAINER_STATE}" for name in names)):
-        try:
-            found[rel] = os.lstat(run_dir / rel).st_mtime_ns
-        except OSError:
-            continue
+        written = state_time(run_dir, rel)
+        if written is not None:
+            found[rel] = written
     return found
+
+
+def state_time(run_dir: Path, rel: str) -> int | None:
+    """The file time of the state ``rel`` (``trainer_state.json`` or ``checkpoint-N/...``) in
+    ``run_dir``, reached through no link (``state_stat``); None where there is none."""
+    info = state_stat(run_dir, rel)
+    return None if info is None else info.st_mtime_ns
+
+
+def state_stat(run_dir: Path, rel: str) -> os.stat_result | None:
+    """``lstat`` of the state ``rel`` in ``run_dir`` reached through no link: a ``checkpoint-N``
+    that is a link (to a folder anywhere) is never looked into; None where there is none."""
+    folder, _, name = rel.rpartition("/")
+    try:
+        if not folder:
+            return os.lstat(run_dir / name)
+        fd = os.open(run_dir / folder, _DIR_NOFOLLOW)
+        try:
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+        finally:
+            os.close(fd)
+    except OSError:  # missing, or a link in the way (ELOOP, ENOTDIR)
+        return None
+
+
+def is_link(run_dir: Path, name: str) -> bool:
+    """Whether the entry ``name`` of ``run_dir`` is a link (never followed)."""
+    try:
+        return stat.S_ISLNK(os.lstat(run_dir / name).st_mode)
+    except OSError:
+        return False
 
 
 def _checkpoints(run_dir: Path) -> list[str] | None:
@@ -76,8 +110,6 @@ def recorded(ids: dict[str, Any]) -> dict[str, int] | None:
 def written_since(run_dir: Path, path: Path, before: dict[str, int]) -> bool:
     """Whether the state ``path`` (in ``run_dir``) was written by this attempt: not there at its
     start, or written again since (another file time)."""
-    try:
-        written = os.lstat(path).st_mtime_ns
-    except OSError:
-        return False
-    return before.get(path.relative_to(run_dir).as_posix()) != written
+    rel = path.relative_to(run_dir).as_posix()
+    written = state_time(run_dir, rel)
+    return written is not None and before.get(rel) != written
