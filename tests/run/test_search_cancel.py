@@ -30,7 +30,12 @@ SLOW = {"x": 0.5, "y": 0.5, "steps": 20, "step_s": 0.1, "seed": 0, "noise": 0.0,
 
 
 def test_cancel_stops_the_search_and_its_command_line_resumes_it(tmp_path):
-    spec = write_search_project(tmp_path, {"n": 8, "parallel": 2, "sampler": "random"}, base=SLOW)
+    # the trials train a step, then wait while `hold` exists: the cancel lands while they run, however
+    # slowly a loaded machine starts it (their 2 s of training once ended first)
+    hold = tmp_path / "hold"
+    hold.touch()
+    base = {**SLOW, "hold_while": str(hold)}
+    spec = write_search_project(tmp_path, {"n": 8, "parallel": 2, "sampler": "random"}, base=base)
     assert cli(tmp_path, "render", str(spec)).returncode == 0
     proc = sweepgen(tmp_path, "run", SWEEP, *RUN_ARGS, wait=False)
     deadline = time.monotonic() + 120
@@ -54,6 +59,7 @@ def test_cancel_stops_the_search_and_its_command_line_resumes_it(tmp_path):
     assert left and f"0 running, {left} open (stopped: none of their runs runs)" in said, said
     assert f"0 running, {left} open (stopped: none of their runs runs)" in " ".join(out.split()), out
     # the recorded command line goes on: no option given again
+    hold.unlink()
     done = sweepgen(tmp_path, "run", SWEEP, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     trials = study(tmp_path).get_trials()
