@@ -237,14 +237,13 @@ def test_a_yaml_directive_names_a_reading_that_may_tell_a_pair_apart(tmp_path, d
     # ruamel) were "no differences", and `%YAML 1.1` ones with `0o17` against `15` under --yaml 1.2.
     import warnings
 
+    import ruamel.yaml  # in every test environment: check-jsonschema, a dev pin, needs it
     import yaml
-
-    ruamel = pytest.importorskip("ruamel.yaml")
 
     def ruamel_reads(text: str) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # its YAML 1.1 float without a dot
-            value = ruamel.YAML(typ="safe", pure=True).load(text)["x"]
+            value = ruamel.yaml.YAML(typ="safe", pure=True).load(text)["x"]
         return f"{type(value).__name__}:{value!r}"
 
     def pyyaml_reads(text: str) -> str:
