@@ -101,13 +101,9 @@ def _trl_command(tasks: list[RunTask] | None, specs_dir: str, sweep: str, config
     from sweepgen.compile import api
 
     called = api.trl_command_of_python(config)
+    spec = os.path.join(specs_dir, f"{sweep}.yaml")
     if called is not None:  # the class the file's call builds: known, not guessed from the keys
-        spec = os.path.join(specs_dir, f"{sweep}.yaml")
-        info(
-            f"note: {os.path.basename(config)} builds a `trl {called}` config. Add `schema: trl:{called}` to "
-            f"{spec} (or run init with --schema trl:{called}) so that `check` and `render` refuse what "
-            f"`trl {called} --config` would"
-        )
+        _schema_note(f"{os.path.basename(config)} builds a `trl {called}` config.", called, spec)
         return f"trl {called} --config {{config}}"
     named = os.path.basename(config).lower()
     commands, keys = api.trl_commands_for(tasks[0].config, named) if tasks else ([], [])
@@ -117,13 +113,17 @@ def _trl_command(tasks: list[RunTask] | None, specs_dir: str, sweep: str, config
         return None
     others = "`, `trl ".join(commands[1:])
     also = f" (or `trl {others}`, whose keys it fits as well;" if others else " ("
-    spec = os.path.join(specs_dir, f"{sweep}.yaml")
-    info(
-        f"note: this reads as a `trl {commands[0]}` config{also} its own keys: {', '.join(keys)}). "
-        f"Add `schema: trl:{commands[0]}` to {spec} (or run init with --schema trl:{commands[0]}) so that "
-        f"`check` and `render` refuse what `trl {commands[0]} --config` would"
-    )
+    read_as = f"this reads as a `trl {commands[0]}` config{also} its own keys: {', '.join(keys)})."
+    _schema_note(read_as, commands[0], spec)
     return f"trl {commands[0]} --config {{config}}"
+
+
+def _schema_note(why: str, command: str, spec: str) -> None:
+    """The schema to add so that `check` and `render` refuse what ``trl COMMAND`` would."""
+    info(
+        f"note: {why} Add `schema: trl:{command}` to {spec} (or run init with --schema trl:{command}) "
+        f"so that `check` and `render` refuse what `trl {command} --config` would"
+    )
 
 
 def _notes(tasks: list[RunTask] | None, grid: tuple[str, ...], seeds: int | None) -> None:
